@@ -1,0 +1,116 @@
+// Package extcdp runs chromedp in the tabs of the user's own Chrome through
+// the livetab extension.
+//
+// chrome.debugger reaches tabs, never the browser target, so a [Relay]
+// answers the browser level itself (targets, sessions, the Browser domain)
+// and passes page traffic through the bridge unchanged. [NewAllocator] gives
+// chromedp an allocator on it; [Handler] serves the same relay as a standard
+// CDP WebSocket endpoint for other processes (chromedp's remote package,
+// Playwright, Puppeteer).
+//
+// Cancelling a chromedp context closes the tab only when livetab opened it.
+// A tab the user already had (attached with chromedp.WithTargetID) is
+// detached and left as it was.
+package extcdp
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto"
+	"github.com/chromedp/chromedp"
+
+	"github.com/livetab/livetab/bridge"
+)
+
+// Options configure an allocator.
+type Options struct {
+	// ConnectTimeout is how long Allocate waits for the extension to
+	// connect. Default 30 s.
+	ConnectTimeout time.Duration
+}
+
+// Allocator is a chromedp.Allocator that attaches to the user's Chrome
+// through the livetab extension. It implements chromedp.Attacher, so each
+// chromedp.NewContext on it is a tab of that browser, never a new browser.
+type Allocator struct {
+	relay *Relay
+	opts  Options
+	wg    sync.WaitGroup
+}
+
+// NewAllocator returns a context whose allocator drives the browser behind
+// b. Use it as the parent of chromedp.NewContext.
+func NewAllocator(parent context.Context, b *bridge.Bridge, opts ...Options) (context.Context, context.CancelFunc) {
+	a := &Allocator{relay: RelayFor(b)}
+	if len(opts) > 0 {
+		a.opts = opts[0]
+	}
+	if a.opts.ConnectTimeout <= 0 {
+		a.opts.ConnectTimeout = 30 * time.Second
+	}
+	return chromedp.NewAllocatorContext(parent, a)
+}
+
+// Allocate satisfies chromedp.Allocator. It waits for the extension, then
+// connects a new relay client as the browser's transport.
+func (a *Allocator) Allocate(ctx context.Context, opts ...chromedp.BrowserOption) (*chromedp.Browser, error) {
+	if chromedp.FromContext(ctx) == nil {
+		return nil, chromedp.ErrInvalidContext
+	}
+	wctx, cancel := context.WithTimeout(ctx, a.opts.ConnectTimeout)
+	err := a.relay.b.WaitConnected(wctx)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("extcdp: %w", err)
+	}
+	tctx, tcancel := context.WithCancel(context.Background())
+	tr := &Transport{c: a.relay.NewClient()}
+	a.wg.Go(func() {
+		<-ctx.Done()
+		chromedp.Cancel(ctx) // close the tabs of this context first
+		tcancel()
+		tr.Close()
+	})
+	return chromedp.NewBrowserTransport(tctx, tr, opts...)
+}
+
+// Wait satisfies chromedp.Allocator.
+func (a *Allocator) Wait() { a.wg.Wait() }
+
+// Attaches satisfies chromedp.Attacher: the browser runs already.
+func (a *Allocator) Attaches() bool { return true }
+
+// Transport is a chromedp.Transport on a relay client: chromedp's messages
+// go to the relay as they are, with no JSON in between.
+type Transport struct {
+	c *Client
+}
+
+// NewTransport connects a new client to r as a chromedp.Transport, for use
+// with chromedp.NewBrowserTransport.
+func NewTransport(r *Relay) *Transport { return &Transport{c: r.NewClient()} }
+
+// Read satisfies chromedp.Transport.
+func (t *Transport) Read(ctx context.Context, msg *cdproto.Message) error {
+	m, err := t.c.Next(ctx)
+	if err != nil {
+		return err
+	}
+	*msg = *m
+	return nil
+}
+
+// Write satisfies chromedp.Transport.
+func (t *Transport) Write(_ context.Context, msg *cdproto.Message) error {
+	t.c.Handle(msg)
+	return nil
+}
+
+// Close satisfies chromedp.Transport.
+func (t *Transport) Close() error {
+	t.c.Close()
+	return nil
+}

@@ -1,0 +1,401 @@
+package extcdp
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/chromedp/cdproto"
+	"github.com/chromedp/cdproto/browser"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/target"
+
+	"github.com/livetab/livetab/internal/wire"
+)
+
+// browserCommand answers a browser-level command. chrome.debugger has no
+// browser target, so the relay is the browser: it answers from the tabs the
+// extension reports, and turns target operations into tab operations.
+// sid is the session the command came on ("" at the root).
+func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
+	ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
+	defer cancel()
+	r := c.r
+	switch m.Method {
+	case cdproto.CommandBrowserGetVersion:
+		h := r.b.Hello()
+		c.reply(m.ID, sid, &browser.GetVersionResult{
+			ProtocolVersion: "1.3",
+			Product:         product(h.UserAgent),
+			UserAgent:       h.UserAgent,
+			JsVersion:       "",
+			Revision:        "",
+		})
+	case cdproto.CommandBrowserSetDownloadBehavior:
+		// Extensions may not choose where downloads go; capture gets their
+		// bytes through the extension instead (Livetab domain).
+		c.reply(m.ID, sid, nil)
+	case cdproto.CommandBrowserClose:
+		// Never close the user's browser: end this client's connection.
+		c.reply(m.ID, sid, nil)
+		if c.OnBrowserClose != nil {
+			go c.OnBrowserClose()
+		}
+	case cdproto.CommandTargetGetBrowserContexts:
+		c.reply(m.ID, sid, map[string][]string{"browserContextIds": {}})
+	case cdproto.CommandTargetCreateBrowserContext, cdproto.CommandTargetDisposeBrowserContext:
+		c.fail(m.ID, sid, -32000, "livetab drives the user's own Chrome profile, which has no separate browser contexts; open a new tab instead (chromedp: drop WithNewBrowserContext)")
+	case cdproto.CommandTargetSetDiscoverTargets:
+		var p target.SetDiscoverTargetsParams
+		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if err := r.refreshTabs(ctx); err != nil {
+			c.failErr(m.ID, sid, err)
+			return
+		}
+		r.mu.Lock()
+		c.discover = p.Discover
+		if p.Discover {
+			for _, t := range r.tabs {
+				if t.targetID != "" {
+					params, _ := jsonv2.Marshal(map[string]*target.Info{"targetInfo": r.targetInfo(t)}, wire.Options)
+					c.deliver(&cdproto.Message{Method: "Target.targetCreated", Params: params})
+				}
+			}
+		}
+		r.mu.Unlock()
+		c.reply(m.ID, sid, nil)
+	case cdproto.CommandTargetSetAutoAttach:
+		var p target.SetAutoAttachParams
+		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if p.AutoAttach && (p.Flatten == nil || !*p.Flatten) {
+			c.fail(m.ID, sid, -32000, "livetab supports only flat sessions: set flatten:true")
+			return
+		}
+		if err := r.refreshTabs(ctx); err != nil {
+			c.failErr(m.ID, sid, err)
+			return
+		}
+		r.mu.Lock()
+		c.autoAttach = p.AutoAttach
+		if p.AutoAttach {
+			// Announce the existing tabs as attached before the reply, as
+			// Chrome does. The debugger attaches on their first command.
+			for _, t := range r.tabs {
+				if t.targetID != "" && attachable(t.info.URL) && !c.hasSessionOn(t) {
+					r.attachedEvent(c, r.newSession(c, t, nil), r.targetInfo(t))
+				}
+			}
+		}
+		r.mu.Unlock()
+		c.reply(m.ID, sid, nil)
+	case cdproto.CommandTargetGetTargets:
+		if err := r.refreshTabs(ctx); err != nil {
+			c.failErr(m.ID, sid, err)
+			return
+		}
+		c.reply(m.ID, sid, &target.GetTargetsResult{TargetInfos: c.targetInfos()})
+	case cdproto.CommandTargetGetTargetInfo:
+		var p target.GetTargetInfoParams
+		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if p.TargetID == "" && sid != "" {
+			r.mu.Lock()
+			if s := r.sessions[sid]; s != nil && !s.browser {
+				p.TargetID = s.targetID()
+			}
+			r.mu.Unlock()
+		}
+		if p.TargetID == "" || p.TargetID == r.browserID {
+			c.reply(m.ID, sid, &target.GetTargetInfoResult{TargetInfo: &target.Info{TargetID: r.browserID, Type: "browser", Attached: true}})
+			return
+		}
+		info, err := c.lookupInfo(ctx, p.TargetID)
+		if err != nil {
+			c.failErr(m.ID, sid, err)
+			return
+		}
+		c.reply(m.ID, sid, &target.GetTargetInfoResult{TargetInfo: info})
+	case cdproto.CommandTargetCreateTarget:
+		c.createTarget(ctx, m, sid)
+	case cdproto.CommandTargetAttachToTarget:
+		c.attachToTarget(ctx, m, sid)
+	case cdproto.CommandTargetAttachToBrowserTarget:
+		r.mu.Lock()
+		s := &session{id: target.SessionID(randomID()), client: c, browser: true}
+		r.sessions[s.id] = s
+		r.mu.Unlock()
+		c.reply(m.ID, sid, &target.AttachToBrowserTargetResult{SessionID: s.id})
+	case cdproto.CommandTargetDetachFromTarget:
+		var p struct {
+			SessionID target.SessionID `json:"sessionId"`
+			TargetID  target.ID        `json:"targetId"` // deprecated in CDP, still sent by some clients
+		}
+		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		r.mu.Lock()
+		var found *session
+		for _, s := range r.sessions {
+			if s.client == c && (s.id == p.SessionID || p.SessionID == "" && p.TargetID != "" && s.targetID() == p.TargetID) {
+				found = s
+				break
+			}
+		}
+		if found != nil {
+			r.endSession(found)
+			if found.tab != nil {
+				r.releaseIfUnused(found.tab)
+			}
+		}
+		r.mu.Unlock()
+		if found == nil {
+			c.fail(m.ID, sid, -32602, "No session with given id")
+			return
+		}
+		c.reply(m.ID, sid, nil)
+	case cdproto.CommandTargetCloseTarget:
+		c.closeTarget(ctx, m, sid)
+	case cdproto.CommandTargetActivateTarget:
+		var p target.ActivateTargetParams
+		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		t, err := c.lookupTab(ctx, p.TargetID)
+		if err != nil {
+			c.failErr(m.ID, sid, err)
+			return
+		}
+		if _, err := r.b.Call(ctx, wire.ActivateTab, 0, wire.TabParams{TabID: t.id}); err != nil {
+			c.failErr(m.ID, sid, err)
+			return
+		}
+		c.reply(m.ID, sid, nil)
+	default:
+		if handled := c.livetabCommand(ctx, m, sid); handled {
+			return
+		}
+		c.fail(m.ID, sid, -32601, fmt.Sprintf("'%s' wasn't found: livetab answers browser-level methods itself and does not emulate this one", m.Method))
+	}
+}
+
+var productRE = regexp.MustCompile(`(Headless)?Chrome/[0-9.]+`)
+
+// product turns a user agent into Browser.getVersion's product field.
+func product(ua string) string {
+	if p := productRE.FindString(ua); p != "" {
+		return p
+	}
+	return "Chrome/0"
+}
+
+// targetInfos lists the targets as c sees them. Call without r.mu.
+func (c *Client) targetInfos() []*target.Info {
+	r := c.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	infos := []*target.Info{}
+	for _, t := range r.tabs {
+		if t.targetID == "" {
+			continue
+		}
+		if until, ok := c.hidden[t.targetID]; ok {
+			if now.Before(until) {
+				continue
+			}
+			delete(c.hidden, t.targetID)
+		}
+		infos = append(infos, r.targetInfo(t))
+	}
+	for _, ch := range r.children {
+		if ch.info.Type == "iframe" {
+			infos = append(infos, r.childInfo(ch))
+		}
+	}
+	return infos
+}
+
+// lookupTab finds the tab of a target id, asking the extension once more
+// when the relay does not know it yet.
+func (c *Client) lookupTab(ctx context.Context, id target.ID) (*tab, error) {
+	r := c.r
+	r.mu.Lock()
+	t := r.byTarget[id]
+	r.mu.Unlock()
+	if t != nil {
+		return t, nil
+	}
+	if err := r.refreshTabs(ctx); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	t = r.byTarget[id]
+	r.mu.Unlock()
+	if t == nil {
+		return nil, &cdproto.Error{Code: -32602, Message: fmt.Sprintf("No target with given id found (%s): the tab was closed; list the tabs again", id)}
+	}
+	return t, nil
+}
+
+func (c *Client) lookupInfo(ctx context.Context, id target.ID) (*target.Info, error) {
+	r := c.r
+	r.mu.Lock()
+	for _, ch := range r.children {
+		if ch.targetID == id {
+			info := r.childInfo(ch)
+			r.mu.Unlock()
+			return info, nil
+		}
+	}
+	r.mu.Unlock()
+	t, err := c.lookupTab(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.targetInfo(t), nil
+}
+
+func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid target.SessionID) {
+	r := c.r
+	var p target.CreateTargetParams
+	jsonv2.Unmarshal(m.Params, &p, wire.Options)
+	if p.URL == "" {
+		p.URL = "about:blank"
+	}
+	res, err := r.b.Call(ctx, wire.CreateTab, 0, wire.CreateTabParams{
+		URL:       p.URL,
+		NewWindow: p.NewWindow != nil && *p.NewWindow,
+		Active:    p.Background == nil || !*p.Background,
+	})
+	if err != nil {
+		c.failErr(m.ID, sid, fmt.Errorf("livetab: opening a tab: %w", err))
+		return
+	}
+	var ti wire.TabInfo
+	if err := jsonv2.Unmarshal(res, &ti, wire.Options); err != nil || ti.TargetID == "" {
+		c.fail(m.ID, sid, -32000, "livetab: the extension opened a tab but reported no target id for it")
+		return
+	}
+	r.mu.Lock()
+	_, known := r.tabs[ti.TabID]
+	t := r.upsertTab(ti)
+	t.creator, t.created = c, true
+	if !known {
+		// Clients that auto-attach must see the target attached before the
+		// reply (Playwright looks the page up on the reply).
+		r.announce(t)
+	} else if c.autoAttach && !c.hasSessionOn(t) && attachable(t.info.URL) {
+		r.attachedEvent(c, r.newSession(c, t, nil), r.targetInfo(t))
+	}
+	r.mu.Unlock()
+	c.reply(m.ID, sid, &target.CreateTargetResult{TargetID: t.targetID})
+}
+
+func (c *Client) attachToTarget(ctx context.Context, m *cdproto.Message, sid target.SessionID) {
+	r := c.r
+	var p target.AttachToTargetParams
+	jsonv2.Unmarshal(m.Params, &p, wire.Options)
+	if p.Flatten == nil || !*p.Flatten {
+		c.fail(m.ID, sid, -32000, "livetab supports only flat sessions: set flatten:true")
+		return
+	}
+	r.mu.Lock()
+	var ch *child
+	for _, x := range r.children {
+		if x.targetID == p.TargetID {
+			ch = x
+			break
+		}
+	}
+	r.mu.Unlock()
+	var t *tab
+	if ch != nil {
+		t = ch.tab
+	} else {
+		var err error
+		if t, err = c.lookupTab(ctx, p.TargetID); err != nil {
+			c.failErr(m.ID, sid, err)
+			return
+		}
+		if !attachable(t.info.URL) {
+			c.fail(m.ID, sid, -32000, fmt.Sprintf("livetab: Chrome does not let extensions debug %s (tab %d)", t.info.URL, t.id))
+			return
+		}
+		if err := r.ensureAttached(ctx, t); err != nil {
+			c.failErr(m.ID, sid, attachError(t, err))
+			return
+		}
+	}
+	r.mu.Lock()
+	s := r.newSession(c, t, ch)
+	var info *target.Info
+	if ch != nil {
+		info = r.childInfo(ch)
+	} else {
+		info = r.targetInfo(t)
+	}
+	r.attachedEvent(c, s, info)
+	r.mu.Unlock()
+	c.reply(m.ID, sid, &target.AttachToTargetResult{SessionID: s.id})
+}
+
+// closeTarget closes a tab that livetab opened. A tab the user opened is
+// only detached from this client: cancelling a chromedp context must not
+// close the user's work (docs/decisions). An iframe target is never closed,
+// because closing it kills its page.
+func (c *Client) closeTarget(ctx context.Context, m *cdproto.Message, sid target.SessionID) {
+	r := c.r
+	var p target.CloseTargetParams
+	jsonv2.Unmarshal(m.Params, &p, wire.Options)
+	r.mu.Lock()
+	var mine []*session
+	for _, s := range r.sessions {
+		if s.client == c && s.targetID() == p.TargetID {
+			mine = append(mine, s)
+		}
+	}
+	t := r.byTarget[p.TargetID]
+	isChild := false
+	for _, ch := range r.children {
+		if ch.targetID == p.TargetID {
+			isChild = true
+		}
+	}
+	r.mu.Unlock()
+	if t == nil && !isChild {
+		var err error
+		if t, err = c.lookupTab(ctx, p.TargetID); err != nil {
+			c.failErr(m.ID, sid, err)
+			return
+		}
+	}
+	if t != nil && !isChild && t.created {
+		if _, err := r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: t.id}); err != nil {
+			c.failErr(m.ID, sid, fmt.Errorf("livetab: closing tab %d: %w", t.id, err))
+			return
+		}
+		// The extension's tabRemoved event ends the sessions; end this
+		// client's now so its detach precedes the reply.
+		r.mu.Lock()
+		for _, s := range mine {
+			r.endSession(s)
+		}
+		r.mu.Unlock()
+		c.reply(m.ID, sid, closeResult)
+		return
+	}
+	r.mu.Lock()
+	for _, s := range mine {
+		r.endSession(s)
+		if s.tab != nil {
+			r.releaseIfUnused(s.tab)
+		}
+	}
+	if !isChild {
+		c.hidden[p.TargetID] = time.Now().Add(time.Second)
+	}
+	r.mu.Unlock()
+	c.reply(m.ID, sid, closeResult)
+}
+
+// closeResult is Target.closeTarget's answer; chromedp ignores it, others
+// read success.
+var closeResult = jsonv2.Value(`{"success":true}`)

@@ -1,0 +1,319 @@
+package extcdp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/target"
+
+	"github.com/livetab/livetab/internal/wire"
+)
+
+// ErrClientClosed is the error of [Client.Next] after the client closed.
+var ErrClientClosed = errors.New("extcdp: client closed")
+
+// Client is one CDP connection to the relay, as a browser endpoint sees it:
+// it sends commands with [Client.Handle] and reads replies and events with
+// [Client.Next]. Ids and sessions are its own; a client that goes away
+// closes the tabs it created and detaches from the rest, and disturbs no
+// other client.
+type Client struct {
+	r *Relay
+
+	qmu    sync.Mutex
+	queue  []*cdproto.Message
+	head   int
+	signal chan struct{}
+	closed bool
+
+	// The fields below are guarded by r.mu.
+	discover   bool
+	autoAttach bool
+	// hidden holds user tabs this client "closed": they stay open, so they
+	// are left out of its target lists for a moment, which is what a client
+	// that waits for a closed target to disappear (chromedp) looks for.
+	hidden map[target.ID]time.Time
+
+	// OnBrowserClose, when set, runs after the client sent Browser.close:
+	// the relay never closes the user's browser, it ends the connection.
+	OnBrowserClose func()
+}
+
+// NewClient connects a new client to the relay.
+func (r *Relay) NewClient() *Client {
+	c := &Client{r: r, signal: make(chan struct{}, 1), hidden: map[target.ID]time.Time{}}
+	r.mu.Lock()
+	r.clients[c] = struct{}{}
+	r.mu.Unlock()
+	return c
+}
+
+// deliver queues a message for the client. It never blocks, so the bridge's
+// reader goroutine is never held up by a slow client.
+func (c *Client) deliver(m *cdproto.Message) {
+	c.qmu.Lock()
+	if c.closed {
+		c.qmu.Unlock()
+		return
+	}
+	c.queue = append(c.queue, m)
+	c.qmu.Unlock()
+	select {
+	case c.signal <- struct{}{}:
+	default:
+	}
+}
+
+// Next returns the next reply or event for the client.
+func (c *Client) Next(ctx context.Context) (*cdproto.Message, error) {
+	for {
+		c.qmu.Lock()
+		if c.head < len(c.queue) {
+			m := c.queue[c.head]
+			c.queue[c.head] = nil
+			c.head++
+			if c.head == len(c.queue) {
+				c.queue, c.head = c.queue[:0], 0
+			}
+			c.qmu.Unlock()
+			return m, nil
+		}
+		closed := c.closed
+		c.qmu.Unlock()
+		if closed {
+			return nil, ErrClientClosed
+		}
+		select {
+		case <-c.signal:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Close ends the client: the tabs it created are closed, its other sessions
+// detached (and the debugger released where no one else uses it).
+func (c *Client) Close() {
+	c.qmu.Lock()
+	if c.closed {
+		c.qmu.Unlock()
+		return
+	}
+	c.closed = true
+	c.qmu.Unlock()
+	select {
+	case c.signal <- struct{}{}:
+	default:
+	}
+
+	r := c.r
+	r.mu.Lock()
+	delete(r.clients, c)
+	var touched []*tab
+	for _, s := range r.sessions {
+		if s.client == c {
+			r.endSession(s)
+			touched = append(touched, s.tab)
+		}
+	}
+	var mine []int64
+	for _, t := range r.tabs {
+		if t.creator == c {
+			mine = append(mine, t.id)
+		}
+	}
+	for _, t := range touched {
+		r.releaseIfUnused(t)
+	}
+	r.mu.Unlock()
+	for _, id := range mine {
+		r.b.Go(context.Background(), &wire.Frame{Method: wire.CloseTab, Params: tabParams(id)}, func(*wire.Frame, error) {})
+	}
+}
+
+func (c *Client) reply(id int64, sid target.SessionID, result any) {
+	var v jsonv2.Value
+	switch res := result.(type) {
+	case nil:
+		v = emptyObject
+	case jsonv2.Value:
+		v = res
+	default:
+		var err error
+		if v, err = jsonv2.Marshal(res, wire.Options); err != nil {
+			c.fail(id, sid, -32603, err.Error())
+			return
+		}
+	}
+	c.deliver(&cdproto.Message{ID: id, SessionID: sid, Result: v})
+}
+
+func (c *Client) fail(id int64, sid target.SessionID, code int64, msg string) {
+	c.deliver(&cdproto.Message{ID: id, SessionID: sid, Error: &cdproto.Error{Code: code, Message: msg}})
+}
+
+func (c *Client) failErr(id int64, sid target.SessionID, err error) {
+	var ce *cdproto.Error
+	if errors.As(err, &ce) {
+		c.fail(id, sid, ce.Code, err.Error())
+		return
+	}
+	c.fail(id, sid, -32000, err.Error())
+}
+
+var emptyObject = jsonv2.Value("{}")
+
+func (c *Client) hasSessionOn(t *tab) bool {
+	for _, s := range t.sessions {
+		if s.client == c {
+			return true
+		}
+	}
+	return false
+}
+
+// Handle takes one message from the client: a command at the browser level
+// or on one of its sessions. The answer comes through Next. Page commands
+// go to the extension as they are: their params are never decoded.
+func (c *Client) Handle(m *cdproto.Message) {
+	if m.Method == "" {
+		return // clients send only commands
+	}
+	if m.SessionID == "" {
+		c.browserCommand(m, "")
+		return
+	}
+	r := c.r
+	r.mu.Lock()
+	s := r.sessions[m.SessionID]
+	var ch *child
+	if s == nil {
+		ch = r.children[string(m.SessionID)]
+	}
+	r.mu.Unlock()
+	switch {
+	case s != nil && s.client == c && s.browser:
+		c.browserCommand(m, m.SessionID)
+	case s != nil && s.client == c:
+		c.sessionCommand(m, s)
+	case ch != nil:
+		// A child session of an auto-attached tab, addressed by Chrome's
+		// own id, as Playwright and Puppeteer do.
+		c.forward(m, ch.tab, ch.sid, nil)
+	default:
+		c.fail(m.ID, m.SessionID, -32001, fmt.Sprintf("Session with given id not found (%s): the tab was closed or detached; attach again", m.SessionID))
+	}
+}
+
+// sessionCommand handles a command on one of the client's sessions.
+func (c *Client) sessionCommand(m *cdproto.Message, s *session) {
+	switch {
+	case m.Method == cdproto.CommandTargetSetDiscoverTargets:
+		// chrome.debugger refuses it on a tab, and chromedp sends it on
+		// every page: remember it and synthesize the target events.
+		var p target.SetDiscoverTargetsParams
+		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		c.r.mu.Lock()
+		s.discover = p.Discover
+		c.r.mu.Unlock()
+		c.reply(m.ID, s.id, nil)
+		return
+	case m.Method == "Page.setDownloadBehavior":
+		c.reply(m.ID, s.id, nil)
+		return
+	case strings.HasPrefix(string(m.Method), "Browser.") || strings.HasPrefix(string(m.Method), "Livetab."):
+		c.browserCommand(m, s.id)
+		return
+	case strings.HasSuffix(string(m.Method), ".disable") && c.shared(s):
+		// Disabling a domain on a shared attachment would silence it for
+		// the other sessions too.
+		c.reply(m.ID, s.id, nil)
+		return
+	}
+	sid := ""
+	if s.child != nil {
+		sid = s.child.sid
+	}
+	c.forward(m, s.tab, sid, s)
+}
+
+// shared reports whether another session uses the attachment of s.
+func (c *Client) shared(s *session) bool {
+	c.r.mu.Lock()
+	defer c.r.mu.Unlock()
+	if s.child != nil {
+		return len(s.child.sessions) > 1 || len(s.tab.sessions) > 0
+	}
+	return len(s.tab.sessions) > 1
+}
+
+// forward sends a command to a tab (or its child session sid) and routes
+// the reply back. s is the client's session, nil for a command addressed to
+// a child session by Chrome's id.
+func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
+	r := c.r
+	replySID := m.SessionID
+	if err := r.ensureAttached(context.Background(), t); err != nil {
+		c.failErr(m.ID, replySID, attachError(t, err))
+		return
+	}
+	id := m.ID
+	done := func(rep *wire.Frame, err error) {
+		out := &cdproto.Message{ID: id, SessionID: replySID}
+		switch {
+		case err != nil:
+			out.Error = &cdproto.Error{Code: -32000, Message: err.Error()}
+		case rep.Error != nil:
+			out.Error = rep.Error
+		case rep.Result == nil:
+			out.Result = emptyObject
+		default:
+			out.Result = rep.Result
+		}
+		c.deliver(out)
+	}
+	if m.Method == cdproto.CommandRuntimeEnable && s != nil {
+		// Chrome emits the contexts only for the first Runtime.enable of an
+		// attachment: replay the cache to a session that enables it later.
+		r.mu.Lock()
+		rt := s.runtime()
+		replay := rt.on
+		rt.on = true
+		r.mu.Unlock()
+		if replay {
+			next := done
+			done = func(rep *wire.Frame, err error) {
+				if err == nil && rep.Error == nil {
+					r.mu.Lock()
+					for _, ec := range rt.list {
+						c.deliver(&cdproto.Message{SessionID: s.id, Method: cdproto.EventRuntimeExecutionContextCreated, Params: ec.params})
+					}
+					r.mu.Unlock()
+				}
+				next(rep, err)
+			}
+		}
+	}
+	f := &wire.Frame{Method: string(m.Method), Params: m.Params, TabID: t.id, SessionID: sid}
+	if err := r.b.Go(context.Background(), f, done); err != nil {
+		c.failErr(m.ID, replySID, err)
+	}
+}
+
+// attachError explains a failed attach in terms of what the user can do.
+func attachError(t *tab, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "Another debugger"):
+		return fmt.Errorf("livetab: cannot attach to tab %d: another debugger holds it; close DevTools on tab %d and retry: %w", t.id, t.id, err)
+	case strings.Contains(msg, "Cannot access") || strings.Contains(msg, "Cannot attach"):
+		return fmt.Errorf("livetab: Chrome does not let extensions debug tab %d (%s): %w", t.id, t.info.URL, err)
+	}
+	return fmt.Errorf("livetab: attaching to tab %d: %w", t.id, err)
+}

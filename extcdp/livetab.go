@@ -1,0 +1,86 @@
+package extcdp
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/chromedp/cdproto"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/target"
+
+	"github.com/livetab/livetab/bridge"
+	"github.com/livetab/livetab/internal/wire"
+)
+
+// The Livetab domain offers over CDP what only the extension can do, so
+// that packages such as capture and upload reach it through any chromedp
+// context (and remote clients through the endpoint). On a plain Chrome the
+// methods answer -32601, which tells callers to fall back.
+const (
+	// LivetabGetInfo returns {version, extensionId, userAgent, fileAccess}.
+	LivetabGetInfo = "Livetab.getInfo"
+	// LivetabGetActiveTab returns {targetId} of the active tab of the
+	// focused window.
+	LivetabGetActiveTab = "Livetab.getActiveTab"
+	// LivetabCloseTab closes {targetId} even when the user opened it: the
+	// explicit request the closing rule asks for.
+	LivetabCloseTab = "Livetab.closeTab"
+)
+
+// livetabCommand answers a Livetab.* method; false when m is not one.
+func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid target.SessionID) bool {
+	r := c.r
+	switch m.Method {
+	case LivetabGetInfo:
+		h := r.b.Hello()
+		res, err := r.b.Call(ctx, wire.FileAccess, 0, nil)
+		var fa wire.FileAccessResult
+		if err == nil {
+			jsonv2.Unmarshal(res, &fa, wire.Options)
+		}
+		c.reply(m.ID, sid, map[string]any{
+			"version":     h.Version,
+			"extensionId": h.ExtensionID,
+			"userAgent":   h.UserAgent,
+			"fileAccess":  fa.Allowed,
+			"bridge":      bridge.Version,
+		})
+	case LivetabGetActiveTab:
+		if err := r.refreshTabs(ctx); err != nil {
+			c.failErr(m.ID, sid, err)
+			return true
+		}
+		r.mu.Lock()
+		// Each window has an active tab; without focus information the
+		// newest of them stands for "the tab the user looks at".
+		var id target.ID
+		var best int64
+		for _, t := range r.tabs {
+			if t.info.Active && t.targetID != "" && t.id > best {
+				id, best = t.targetID, t.id
+			}
+		}
+		r.mu.Unlock()
+		if id == "" {
+			c.fail(m.ID, sid, -32000, "livetab: no active tab")
+			return true
+		}
+		c.reply(m.ID, sid, map[string]target.ID{"targetId": id})
+	case LivetabCloseTab:
+		var p target.CloseTargetParams
+		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		t, err := c.lookupTab(ctx, p.TargetID)
+		if err != nil {
+			c.failErr(m.ID, sid, err)
+			return true
+		}
+		if _, err := r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: t.id}); err != nil {
+			c.failErr(m.ID, sid, fmt.Errorf("livetab: closing tab %d: %w", t.id, err))
+			return true
+		}
+		c.reply(m.ID, sid, nil)
+	default:
+		return false
+	}
+	return true
+}

@@ -1,0 +1,602 @@
+package extcdp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto"
+	"github.com/chromedp/cdproto/cdp"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/target"
+
+	"github.com/livetab/livetab/bridge"
+	"github.com/livetab/livetab/internal/wire"
+)
+
+// Relay is the one browser-level CDP emulation over a bridge. It keeps the
+// user's tabs, the debugger attachments (one per tab, shared by every
+// session on it), the sessions it minted and the clients that speak CDP to
+// it. Both doors use it: the in-process chromedp Transport of [NewAllocator]
+// and the WebSocket endpoint of [Handler] are each a [Client].
+type Relay struct {
+	b   *bridge.Bridge
+	log *slog.Logger
+
+	browserID target.ID
+	contextID cdp.BrowserContextID
+
+	mu       sync.Mutex
+	tabs     map[int64]*tab
+	byTarget map[target.ID]*tab
+	sessions map[target.SessionID]*session
+	children map[string]*child // by Chrome's child session id
+	clients  map[*Client]struct{}
+}
+
+var (
+	relaysMu sync.Mutex
+	relays   = map[*bridge.Bridge]*Relay{}
+)
+
+// RelayFor returns the relay of b, creating it on first use. There is one
+// relay per bridge, since the relay owns the debugger attachments of the
+// extension behind it.
+func RelayFor(b *bridge.Bridge) *Relay {
+	relaysMu.Lock()
+	defer relaysMu.Unlock()
+	if r := relays[b]; r != nil {
+		return r
+	}
+	r := &Relay{
+		b:         b,
+		log:       slog.New(slog.DiscardHandler),
+		browserID: target.ID(randomID()),
+		contextID: cdp.BrowserContextID(randomID()),
+		tabs:      map[int64]*tab{},
+		byTarget:  map[target.ID]*tab{},
+		sessions:  map[target.SessionID]*session{},
+		children:  map[string]*child{},
+		clients:   map[*Client]struct{}{},
+	}
+	relays[b] = r
+	b.Subscribe(r.onFrame)
+	return r
+}
+
+// SetLogger sets where the relay logs attachments and detaches.
+func (r *Relay) SetLogger(l *slog.Logger) { r.log = l }
+
+// Bridge returns the relay's bridge.
+func (r *Relay) Bridge() *bridge.Bridge { return r.b }
+
+func randomID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return strings.ToUpper(hex.EncodeToString(b[:]))
+}
+
+// tab is one tab of the user's browser.
+type tab struct {
+	id       int64
+	targetID target.ID
+	info     wire.TabInfo
+
+	// creator is the client whose createTarget opened the tab; nil for a
+	// tab the user opened. Only livetab's own tabs are ever closed by a
+	// cancel (see docs/decisions).
+	creator *Client
+	created bool
+
+	attachMu sync.Mutex // serializes ext.attach/detach of this tab
+	attached bool       // the extension's debugger is attached
+
+	sessions []*session // sessions on the tab itself
+	runtime  execContexts
+}
+
+// child is a flat child session of a tab, made by the tab's auto-attach: a
+// cross-origin iframe (or a worker) of the page.
+type child struct {
+	sid      string
+	tab      *tab
+	targetID target.ID
+	info     target.Info
+	sessions []*session // relay sessions bound to this target (WithTargetID)
+	runtime  execContexts
+}
+
+// session is a CDP session the relay minted for a client.
+type session struct {
+	id     target.SessionID
+	client *Client
+	tab    *tab
+	child  *child // set for a session on an iframe target
+	// browser marks a session from Target.attachToBrowserTarget: its
+	// commands go to the browser level.
+	browser  bool
+	discover bool
+}
+
+func (s *session) targetID() target.ID {
+	switch {
+	case s.child != nil:
+		return s.child.targetID
+	case s.tab != nil:
+		return s.tab.targetID
+	}
+	return ""
+}
+
+func (s *session) runtime() *execContexts {
+	if s.child != nil {
+		return &s.child.runtime
+	}
+	return &s.tab.runtime
+}
+
+// execContexts caches the live execution contexts of one attachment. A
+// second Runtime.enable on a shared attachment makes Chrome emit nothing, so
+// the relay replays these to each session that enables Runtime late.
+type execContexts struct {
+	on   bool
+	list []execContext
+}
+
+type execContext struct {
+	id     int64
+	unique string
+	params jsonv2.Value
+}
+
+func (e *execContexts) created(params jsonv2.Value) {
+	var p struct {
+		Context struct {
+			ID       int64  `json:"id"`
+			UniqueID string `json:"uniqueId"`
+		} `json:"context"`
+	}
+	if jsonv2.Unmarshal(params, &p, wire.Options) == nil {
+		e.list = append(e.list, execContext{p.Context.ID, p.Context.UniqueID, params})
+	}
+}
+
+func (e *execContexts) destroyed(params jsonv2.Value) {
+	var p struct {
+		ID       int64  `json:"executionContextId"`
+		UniqueID string `json:"executionContextUniqueId"`
+	}
+	if jsonv2.Unmarshal(params, &p, wire.Options) != nil {
+		return
+	}
+	for i, c := range e.list {
+		if (p.UniqueID != "" && c.unique == p.UniqueID) || (p.UniqueID == "" && c.id == p.ID) {
+			e.list = append(e.list[:i], e.list[i+1:]...)
+			return
+		}
+	}
+}
+
+func (e *execContexts) reset() { e.on, e.list = false, nil }
+
+// targetInfo describes t the way Chrome would, with the default browser
+// context id that Playwright requires.
+func (r *Relay) targetInfo(t *tab) *target.Info {
+	info := &target.Info{
+		TargetID:         t.targetID,
+		Type:             "page",
+		Title:            t.info.Title,
+		URL:              t.info.URL,
+		Attached:         t.attached,
+		BrowserContextID: r.contextID,
+	}
+	if o := r.tabs[t.info.OpenerTabID]; t.info.OpenerTabID != 0 && o != nil {
+		info.OpenerID = o.targetID
+	}
+	return info
+}
+
+func (r *Relay) childInfo(c *child) *target.Info {
+	info := c.info
+	info.Attached = true
+	info.BrowserContextID = r.contextID
+	if info.ParentID == "" {
+		info.ParentID = c.tab.targetID
+	}
+	return &info
+}
+
+// upsertTab records what the extension said of a tab. Call with r.mu held.
+func (r *Relay) upsertTab(ti wire.TabInfo) *tab {
+	t := r.tabs[ti.TabID]
+	if t == nil {
+		t = &tab{id: ti.TabID}
+		r.tabs[ti.TabID] = t
+	}
+	if ti.TargetID != "" && target.ID(ti.TargetID) != t.targetID {
+		if t.targetID != "" {
+			delete(r.byTarget, t.targetID)
+		}
+		t.targetID = target.ID(ti.TargetID)
+		r.byTarget[t.targetID] = t
+	}
+	if ti.TargetID == "" {
+		ti.TargetID = string(t.targetID)
+	}
+	t.info = ti
+	return t
+}
+
+// refreshTabs asks the extension for every tab and forgets the ones that
+// are gone, as if the extension had reported their removal.
+func (r *Relay) refreshTabs(ctx context.Context) error {
+	res, err := r.b.Call(ctx, wire.Targets, 0, nil)
+	if err != nil {
+		return err
+	}
+	var tr wire.TargetsResult
+	if err := jsonv2.Unmarshal(res, &tr, wire.Options); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := map[int64]bool{}
+	for _, ti := range tr.Targets {
+		seen[ti.TabID] = true
+		r.upsertTab(ti)
+	}
+	for id, t := range r.tabs {
+		if !seen[id] {
+			r.tabGone(t, "target_closed")
+		}
+	}
+	return nil
+}
+
+// onFrame handles an event of the extension. It runs on the bridge's reader
+// goroutine, so it never waits on the extension.
+func (r *Relay) onFrame(f *wire.Frame) {
+	if !f.IsExt() && f.Method != bridge.Disconnected {
+		r.onCDPEvent(f)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch f.Method {
+	case wire.TabCreated, wire.TabUpdated:
+		var ti wire.TabInfo
+		if jsonv2.Unmarshal(f.Params, &ti, wire.Options) != nil {
+			return
+		}
+		_, known := r.tabs[ti.TabID]
+		t := r.upsertTab(ti)
+		if t.targetID == "" {
+			return
+		}
+		if !known {
+			r.announce(t)
+		} else {
+			r.broadcastTarget("Target.targetInfoChanged", r.targetInfo(t))
+		}
+	case wire.TabRemoved:
+		var p wire.TabParams
+		if jsonv2.Unmarshal(f.Params, &p, wire.Options) != nil {
+			return
+		}
+		if t := r.tabs[p.TabID]; t != nil {
+			r.tabGone(t, "target_closed")
+		}
+	case wire.Detached:
+		var p wire.DetachedParams
+		if jsonv2.Unmarshal(f.Params, &p, wire.Options) != nil {
+			return
+		}
+		if t := r.tabs[p.TabID]; t != nil {
+			r.debuggerGone(t, p.Reason)
+		}
+	case wire.Hello:
+		var h wire.HelloParams
+		jsonv2.Unmarshal(f.Params, &h, wire.Options)
+		r.reconcile(h.Attached)
+	}
+}
+
+// reconcile runs when an extension (re)connects: the debugger survives a
+// service-worker restart, so tabs it still holds carry on; sessions on tabs
+// it lost end; attachments nobody uses any more are let go.
+func (r *Relay) reconcile(attached []int64) {
+	still := map[int64]bool{}
+	for _, id := range attached {
+		still[id] = true
+	}
+	for _, t := range r.tabs {
+		if t.attached && !still[t.id] {
+			r.debuggerGone(t, "extension_restarted")
+		}
+	}
+	for id := range still {
+		t := r.tabs[id]
+		if t == nil || len(t.sessions) == 0 && !r.hasChildSessions(t) {
+			if t != nil {
+				t.attached = false
+			}
+			r.b.Go(context.Background(), &wire.Frame{Method: wire.Detach, Params: tabParams(id)}, func(*wire.Frame, error) {})
+		} else {
+			t.attached = true
+		}
+	}
+	go r.refreshTabs(context.Background())
+}
+
+func (r *Relay) hasChildSessions(t *tab) bool {
+	for _, c := range r.children {
+		if c.tab == t && len(c.sessions) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func tabParams(id int64) jsonv2.Value {
+	p, _ := jsonv2.Marshal(wire.TabParams{TabID: id}, wire.Options)
+	return p
+}
+
+// onCDPEvent routes an event of a tab or of one of its child sessions.
+func (r *Relay) onCDPEvent(f *wire.Frame) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.tabs[f.TabID]
+	if t == nil {
+		return
+	}
+	var c *child
+	if f.SessionID != "" {
+		if c = r.children[f.SessionID]; c == nil {
+			return
+		}
+	}
+	method := cdproto.MethodType(f.Method)
+	rt := &t.runtime
+	if c != nil {
+		rt = &c.runtime
+	}
+	switch method {
+	case cdproto.EventRuntimeExecutionContextCreated:
+		rt.created(f.Params)
+	case cdproto.EventRuntimeExecutionContextDestroyed:
+		rt.destroyed(f.Params)
+	case cdproto.EventRuntimeExecutionContextsCleared:
+		rt.list = nil
+	case cdproto.EventTargetAttachedToTarget:
+		var p struct {
+			SessionID  string      `json:"sessionId"`
+			TargetInfo target.Info `json:"targetInfo"`
+		}
+		if jsonv2.Unmarshal(f.Params, &p, wire.Options) == nil && p.SessionID != "" {
+			if p.TargetInfo.ParentID == "" {
+				if c != nil {
+					p.TargetInfo.ParentID = c.targetID
+				} else {
+					p.TargetInfo.ParentID = t.targetID
+				}
+			}
+			r.children[p.SessionID] = &child{sid: p.SessionID, tab: t, targetID: p.TargetInfo.TargetID, info: p.TargetInfo}
+		}
+	case cdproto.EventTargetDetachedFromTarget:
+		var p struct {
+			SessionID string `json:"sessionId"`
+		}
+		if jsonv2.Unmarshal(f.Params, &p, wire.Options) == nil {
+			if gone := r.children[p.SessionID]; gone != nil {
+				r.childGone(gone)
+			}
+		}
+	}
+	if c == nil {
+		for _, s := range t.sessions {
+			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
+		}
+		return
+	}
+	// A child's events go to the sessions bound to its target, and, under
+	// the child's own session id, to every client on its tab: that is what
+	// Chrome's flat auto-attach does for Playwright and Puppeteer.
+	for _, s := range c.sessions {
+		s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
+	}
+	var done []*Client
+	for _, s := range t.sessions {
+		if !containsClient(done, s.client) {
+			done = append(done, s.client)
+			s.client.deliver(&cdproto.Message{SessionID: target.SessionID(c.sid), Method: method, Params: f.Params})
+		}
+	}
+}
+
+func containsClient(list []*Client, c *Client) bool {
+	for _, x := range list {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// announce tells the clients about a new tab: targetCreated to those that
+// discover targets, and an attachedToTarget to those that auto-attach.
+// Call with r.mu held.
+func (r *Relay) announce(t *tab) {
+	info := r.targetInfo(t)
+	r.broadcastTarget("Target.targetCreated", info)
+	if !attachable(t.info.URL) {
+		return
+	}
+	for c := range r.clients {
+		if c.autoAttach && !c.hasSessionOn(t) {
+			r.attachedEvent(c, r.newSession(c, t, nil), info)
+		}
+	}
+}
+
+// broadcastTarget sends a target event to the browser level of every client
+// that discovers targets, and to every page session that asked for them
+// (chromedp's WaitNewTarget listens there).
+func (r *Relay) broadcastTarget(method cdproto.MethodType, info *target.Info) {
+	var params jsonv2.Value
+	if method == "Target.targetDestroyed" {
+		params, _ = jsonv2.Marshal(map[string]target.ID{"targetId": info.TargetID}, wire.Options)
+	} else {
+		params, _ = jsonv2.Marshal(map[string]*target.Info{"targetInfo": info}, wire.Options)
+	}
+	for c := range r.clients {
+		if c.discover {
+			c.deliver(&cdproto.Message{Method: method, Params: params})
+		}
+	}
+	for _, s := range r.sessions {
+		if s.discover {
+			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: params})
+		}
+	}
+}
+
+// attachable reports whether chrome.debugger may attach to a tab at url.
+func attachable(url string) bool {
+	for _, p := range []string{"chrome://", "chrome-extension://", "devtools://", "edge://", "chrome-untrusted://", "https://chromewebstore.google.com", "https://chrome.google.com/webstore"} {
+		if strings.HasPrefix(url, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// newSession mints a session of c on t (or on its child). Call with r.mu held.
+func (r *Relay) newSession(c *Client, t *tab, ch *child) *session {
+	s := &session{id: target.SessionID(randomID()), client: c, tab: t, child: ch}
+	r.sessions[s.id] = s
+	if ch != nil {
+		ch.sessions = append(ch.sessions, s)
+	} else {
+		t.sessions = append(t.sessions, s)
+	}
+	delete(c.hidden, t.targetID)
+	return s
+}
+
+func (r *Relay) attachedEvent(c *Client, s *session, info *target.Info) {
+	params, _ := jsonv2.Marshal(struct {
+		SessionID          target.SessionID `json:"sessionId"`
+		TargetInfo         *target.Info     `json:"targetInfo"`
+		WaitingForDebugger bool             `json:"waitingForDebugger"`
+	}{s.id, info, false}, wire.Options)
+	c.deliver(&cdproto.Message{Method: cdproto.EventTargetAttachedToTarget, Params: params})
+}
+
+// endSession forgets s and tells its client, at the browser level, that it
+// is detached: chromedp ends the target's pending calls on that event, and
+// Playwright and Puppeteer wait for it after closeTarget. Call with r.mu held.
+func (r *Relay) endSession(s *session) {
+	if r.sessions[s.id] != s {
+		return
+	}
+	delete(r.sessions, s.id)
+	if s.child != nil {
+		s.child.sessions = removeSession(s.child.sessions, s)
+	} else if s.tab != nil {
+		s.tab.sessions = removeSession(s.tab.sessions, s)
+	}
+	params, _ := jsonv2.Marshal(map[string]string{"sessionId": string(s.id), "targetId": string(s.targetID())}, wire.Options)
+	s.client.deliver(&cdproto.Message{Method: cdproto.EventTargetDetachedFromTarget, Params: params})
+}
+
+func removeSession(list []*session, s *session) []*session {
+	for i, x := range list {
+		if x == s {
+			return append(list[:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+// releaseIfUnused detaches the debugger from t when no session needs it, so
+// that the user's tab loses the infobar. Call with r.mu held.
+func (r *Relay) releaseIfUnused(t *tab) {
+	if len(t.sessions) > 0 || r.hasChildSessions(t) || !t.attached {
+		return
+	}
+	t.attached = false
+	t.runtime.reset()
+	for _, c := range r.children {
+		if c.tab == t {
+			delete(r.children, c.sid)
+		}
+	}
+	r.b.Go(context.Background(), &wire.Frame{Method: wire.Detach, Params: tabParams(t.id)}, func(*wire.Frame, error) {})
+}
+
+// debuggerGone ends every session of t after the extension's debugger left
+// it (the tab navigated to a page it may not debug, the user pressed Cancel
+// on the infobar, DevTools took over). Call with r.mu held.
+func (r *Relay) debuggerGone(t *tab, reason string) {
+	r.log.Info("debugger detached", "tab", t.id, "reason", reason)
+	t.attached = false
+	t.runtime.reset()
+	for _, c := range r.children {
+		if c.tab == t {
+			r.childGone(c)
+		}
+	}
+	for _, s := range append([]*session(nil), t.sessions...) {
+		r.endSession(s)
+	}
+}
+
+func (r *Relay) childGone(c *child) {
+	delete(r.children, c.sid)
+	for _, s := range append([]*session(nil), c.sessions...) {
+		r.endSession(s)
+	}
+}
+
+// tabGone forgets a closed tab. Call with r.mu held.
+func (r *Relay) tabGone(t *tab, reason string) {
+	r.debuggerGone(t, reason)
+	delete(r.tabs, t.id)
+	if r.byTarget[t.targetID] == t {
+		delete(r.byTarget, t.targetID)
+	}
+	if t.targetID != "" {
+		r.broadcastTarget("Target.targetDestroyed", &target.Info{TargetID: t.targetID})
+	}
+}
+
+// ensureAttached attaches the extension's debugger to t unless it is. It is
+// called on the first command for a tab, so merely listing tabs never shows
+// the user an infobar.
+func (r *Relay) ensureAttached(ctx context.Context, t *tab) error {
+	t.attachMu.Lock()
+	defer t.attachMu.Unlock()
+	r.mu.Lock()
+	ok := t.attached
+	r.mu.Unlock()
+	if ok {
+		return nil
+	}
+	if _, err := r.b.Call(ctx, wire.Attach, 0, wire.TabParams{TabID: t.id}); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	t.attached = true
+	r.mu.Unlock()
+	r.log.Info("debugger attached", "tab", t.id)
+	return nil
+}
+
+// clientTimeout bounds the relay's own calls to the extension on behalf of
+// a client (attach, create a tab, list tabs).
+const clientTimeout = 30 * time.Second

@@ -1,0 +1,134 @@
+// Package fakeext is a stand-in for the livetab extension in unit tests
+// and benchmarks of the Go side: it dials a bridge like the service worker
+// does and answers from a table. It proves nothing about Chrome; the
+// end-to-end tests use the real extension.
+package fakeext
+
+import (
+	"context"
+	"net/http"
+	"sync"
+
+	"github.com/chromedp/cdproto"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/coder/websocket"
+
+	"github.com/livetab/livetab/internal/wire"
+)
+
+// Origin is the Origin header the fake sends: the real extension's.
+const Origin = "chrome-extension://eklljajjoeckbndnofgggnldegggkbdp"
+
+// Ext is a connected fake extension.
+type Ext struct {
+	WS *websocket.Conn
+
+	mu sync.Mutex
+	// Handlers answer methods; a missing one answers {}.
+	Handlers map[string]func(f *wire.Frame) (jsonv2.Value, *cdproto.Error)
+	// Received records the frames that were not requests.
+	Received []*wire.Frame
+	closed   chan struct{}
+}
+
+// Options change what the fake says in its handshake.
+type Options struct {
+	Origin   string // default Origin
+	Token    string
+	Attached []int64
+}
+
+// Dial connects to a bridge URL and says hello. It returns after the hello
+// is sent; the welcome is read by Serve.
+func Dial(ctx context.Context, url string, o Options) (*Ext, *http.Response, error) {
+	if o.Origin == "" {
+		o.Origin = Origin
+	}
+	ws, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {o.Origin}}})
+	if err != nil {
+		return nil, resp, err
+	}
+	ws.SetReadLimit(-1)
+	hello, _ := jsonv2.Marshal(wire.HelloParams{Token: o.Token, Version: "fake", UserAgent: "Mozilla/5.0 HeadlessChrome/156.0.0.0", ExtensionID: "eklljajjoeckbndnofgggnldegggkbdp", Attached: o.Attached}, wire.Options)
+	data, _ := wire.Encode(&wire.Frame{Method: wire.Hello, Params: hello})
+	if err := ws.Write(ctx, websocket.MessageText, data); err != nil {
+		return nil, resp, err
+	}
+	return &Ext{WS: ws, Handlers: DefaultHandlers(), closed: make(chan struct{})}, resp, nil
+}
+
+// DefaultHandlers knows one tab (id 1, target "T1") and answers
+// Runtime.evaluate with 2.
+func DefaultHandlers() map[string]func(*wire.Frame) (jsonv2.Value, *cdproto.Error) {
+	return map[string]func(*wire.Frame) (jsonv2.Value, *cdproto.Error){
+		wire.Targets: func(*wire.Frame) (jsonv2.Value, *cdproto.Error) {
+			return jsonv2.Value(`{"targets":[{"tabId":1,"targetId":"T1","windowId":1,"url":"about:blank","title":"","active":true,"attached":false}]}`), nil
+		},
+		wire.CreateTab: func(*wire.Frame) (jsonv2.Value, *cdproto.Error) {
+			return jsonv2.Value(`{"tabId":1,"targetId":"T1","windowId":1,"url":"about:blank","title":"","active":true,"attached":false}`), nil
+		},
+		wire.Attach: func(*wire.Frame) (jsonv2.Value, *cdproto.Error) {
+			return jsonv2.Value(`{"targetId":"T1"}`), nil
+		},
+		"Runtime.evaluate": func(*wire.Frame) (jsonv2.Value, *cdproto.Error) {
+			return jsonv2.Value(`{"result":{"type":"number","value":2,"description":"2"}}`), nil
+		},
+	}
+}
+
+// Serve answers requests until the socket closes, and returns why it closed.
+func (e *Ext) Serve(ctx context.Context) error {
+	defer close(e.closed)
+	for {
+		_, data, err := e.WS.Read(ctx)
+		if err != nil {
+			return err
+		}
+		f := new(wire.Frame)
+		if err := wire.Decode(data, f); err != nil {
+			continue
+		}
+		if f.ID == 0 {
+			e.mu.Lock()
+			e.Received = append(e.Received, f)
+			e.mu.Unlock()
+			continue
+		}
+		e.mu.Lock()
+		h := e.Handlers[f.Method]
+		e.mu.Unlock()
+		reply := &wire.Frame{ID: f.ID}
+		if h != nil {
+			reply.Result, reply.Error = h(f)
+		}
+		if reply.Result == nil && reply.Error == nil {
+			reply.Result = jsonv2.Value(`{}`)
+		}
+		out, _ := wire.Encode(reply)
+		if err := e.WS.Write(ctx, websocket.MessageText, out); err != nil {
+			return err
+		}
+	}
+}
+
+// Handle sets the handler of a method.
+func (e *Ext) Handle(method string, h func(*wire.Frame) (jsonv2.Value, *cdproto.Error)) {
+	e.mu.Lock()
+	e.Handlers[method] = h
+	e.mu.Unlock()
+}
+
+// Send writes a raw message to the bridge.
+func (e *Ext) Send(ctx context.Context, typ websocket.MessageType, data []byte) error {
+	return e.WS.Write(ctx, typ, data)
+}
+
+// Frames returns the non-request frames received so far.
+func (e *Ext) Frames() []*wire.Frame {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]*wire.Frame(nil), e.Received...)
+}
+
+// Closed is closed when Serve returns.
+func (e *Ext) Closed() <-chan struct{} { return e.closed }

@@ -1,0 +1,201 @@
+// Package wire defines the frames that travel between the livetab extension
+// and the Go bridge over one WebSocket.
+//
+// One frame shape mirrors a CDP message, plus the tab it concerns:
+//
+//	{"id":7,"method":"Runtime.evaluate","params":{...},"tabId":12,"sessionId":"..."}
+//	{"id":7,"result":{...}}                      a reply
+//	{"id":7,"error":{"code":-32000,"message":"..."}}
+//	{"method":"Page.loadEventFired","params":{...},"tabId":12}   an event
+//
+// A method in the "ext." namespace is an operation of the extension itself
+// (attach the debugger, list or create tabs, ...). Any other method is a CDP
+// command that the extension forwards unchanged with
+// chrome.debugger.sendCommand({tabId, sessionId}, method, params); sessionId
+// is set only for a flat child session of the tab (a cross-origin iframe).
+// Params and results are carried as raw JSON, never decoded on the way.
+//
+// # Handshake
+//
+// The extension dials the bridge URL and its first frame is
+//
+//	{"method":"ext.hello","params":{"token":T,"version":V,"userAgent":UA,
+//	  "extensionId":ID,"attached":[tabIds],"fileAccess":bool}}
+//
+// The bridge answers {"method":"ext.welcome","params":{"version":V}} or closes
+// the socket with a close code from this package and a reason that says what
+// to do. Nothing else is read before a valid hello.
+//
+// # Heartbeat
+//
+// The extension sends {"method":"ext.ping"} every 20 s at most; the bridge
+// answers {"method":"ext.pong"}. A JSON message, not a WebSocket ping frame,
+// is what keeps an MV3 service worker alive.
+//
+// # Operations (bridge → extension, each answered by a reply with the same id)
+//
+//	ext.attach      {tabId}                 → {targetId}   chrome.debugger.attach(…, "1.3"); "already attached" counts as success
+//	ext.detach      {tabId}                 → {}
+//	ext.targets     {}                      → {targets:[TabInfo]}   every tab, with its CDP targetId
+//	ext.createTab   {url, newWindow, active} → TabInfo
+//	ext.closeTab    {tabId}                 → {}
+//	ext.activateTab {tabId}                 → {}
+//	ext.fileAccess  {}                      → {allowed}
+//
+// TabInfo is {tabId, targetId, windowId, openerTabId?, url, title, active,
+// attached}.
+//
+// # Events (extension → bridge, no id)
+//
+//	any CDP method   params, tabId, sessionId?     from chrome.debugger.onEvent
+//	ext.detached     {tabId, reason}               chrome.debugger.onDetach
+//	ext.tabCreated   TabInfo                       chrome.tabs.onCreated
+//	ext.tabUpdated   TabInfo                       chrome.tabs.onUpdated (url or title changed)
+//	ext.tabRemoved   {tabId}                       chrome.tabs.onRemoved
+//
+// # Large frames
+//
+// A frame whose UTF-8 text is longer than ChunkSize is sent as binary
+// WebSocket messages of at most ChunkSize+ChunkHeader bytes: byte 0 holds
+// flags (bit 0: last), bytes 1–4 a big-endian stream number chosen by the
+// sender, the rest is the next piece of the frame's text. The receiver
+// concatenates the pieces of one stream and reads the result as one frame.
+// Small frames are plain text messages.
+package wire
+
+import (
+	"fmt"
+
+	"github.com/chromedp/cdproto"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+)
+
+// ChunkSize is the largest payload of one binary chunk message.
+const ChunkSize = 1 << 20
+
+// ChunkHeader is the size of the header in front of each chunk's payload.
+const ChunkHeader = 5
+
+// ChunkLast is the flag of the final chunk of a stream.
+const ChunkLast = 1
+
+// Close codes the bridge uses when it refuses or ends an extension's socket.
+const (
+	CloseBadToken       = 4001 // the hello carried a wrong token: pair again
+	CloseBadHello       = 4002 // the first frame was not a hello
+	CloseAlreadyPaired  = 4009 // another extension is connected
+	CloseTooBig         = 4013 // a frame exceeded the bridge's limit
+	CloseBridgeShutdown = 4000 // the bridge is closing
+)
+
+// Method names of the extension's own operations and events.
+const (
+	Hello       = "ext.hello"
+	Welcome     = "ext.welcome"
+	Ping        = "ext.ping"
+	Pong        = "ext.pong"
+	Attach      = "ext.attach"
+	Detach      = "ext.detach"
+	Targets     = "ext.targets"
+	CreateTab   = "ext.createTab"
+	CloseTab    = "ext.closeTab"
+	ActivateTab = "ext.activateTab"
+	FileAccess  = "ext.fileAccess"
+	Detached    = "ext.detached"
+	TabCreated  = "ext.tabCreated"
+	TabUpdated  = "ext.tabUpdated"
+	TabRemoved  = "ext.tabRemoved"
+)
+
+// Frame is one message on the extension's socket.
+type Frame struct {
+	ID        int64          `json:"id,omitzero"`
+	Method    string         `json:"method,omitzero"`
+	Params    jsonv2.Value   `json:"params,omitzero"`
+	Result    jsonv2.Value   `json:"result,omitzero"`
+	Error     *cdproto.Error `json:"error,omitzero"`
+	TabID     int64          `json:"tabId,omitzero"`
+	SessionID string         `json:"sessionId,omitzero"`
+}
+
+// IsExt reports whether the frame's method is an extension operation or
+// event rather than a CDP method.
+func (f *Frame) IsExt() bool {
+	return len(f.Method) > 4 && f.Method[:4] == "ext."
+}
+
+// Hello is the payload of the extension's first frame.
+type HelloParams struct {
+	Token       string  `json:"token"`
+	Version     string  `json:"version"`
+	UserAgent   string  `json:"userAgent"`
+	ExtensionID string  `json:"extensionId"`
+	Attached    []int64 `json:"attached"`
+	FileAccess  bool    `json:"fileAccess"`
+}
+
+// TabInfo describes one tab of the user's browser.
+type TabInfo struct {
+	TabID       int64  `json:"tabId"`
+	TargetID    string `json:"targetId"`
+	WindowID    int64  `json:"windowId"`
+	OpenerTabID int64  `json:"openerTabId,omitzero"`
+	URL         string `json:"url"`
+	Title       string `json:"title"`
+	Active      bool   `json:"active"`
+	Attached    bool   `json:"attached"`
+}
+
+// TabParams is the payload of operations and events about one tab.
+type TabParams struct {
+	TabID int64 `json:"tabId"`
+}
+
+// DetachedParams is the payload of ext.detached.
+type DetachedParams struct {
+	TabID  int64  `json:"tabId"`
+	Reason string `json:"reason"`
+}
+
+// CreateTabParams is the payload of ext.createTab.
+type CreateTabParams struct {
+	URL       string `json:"url"`
+	NewWindow bool   `json:"newWindow,omitzero"`
+	Active    bool   `json:"active,omitzero"`
+}
+
+// TargetsResult is the result of ext.targets.
+type TargetsResult struct {
+	Targets []TabInfo `json:"targets"`
+}
+
+// AttachResult is the result of ext.attach.
+type AttachResult struct {
+	TargetID string `json:"targetId"`
+}
+
+// FileAccessResult is the result of ext.fileAccess.
+type FileAccessResult struct {
+	Allowed bool `json:"allowed"`
+}
+
+// Options are the JSON options of every frame: those of cdproto, which
+// tolerate invalid UTF-8 that a page can put into a string.
+var Options = jsonv2.JoinOptions(jsonv2.DefaultOptionsV2(), jsonv2.AllowInvalidUTF8(true))
+
+// Decode reads one frame from its JSON text.
+func Decode(data []byte, f *Frame) error {
+	if err := jsonv2.Unmarshal(data, f, Options); err != nil {
+		return fmt.Errorf("wire: malformed frame: %w", err)
+	}
+	return nil
+}
+
+// Encode returns the JSON text of f.
+func Encode(f *Frame) ([]byte, error) {
+	b, err := jsonv2.Marshal(f, Options)
+	if err != nil {
+		return nil, fmt.Errorf("wire: encoding frame %q: %w", f.Method, err)
+	}
+	return b, nil
+}
