@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto"
@@ -94,6 +95,7 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 			c.failErr(m.ID, sid, err)
 			return
 		}
+		r.refreshChildren(ctx)
 		c.reply(m.ID, sid, &target.GetTargetsResult{TargetInfos: c.targetInfos()})
 	case cdproto.CommandTargetGetTargetInfo:
 		var p target.GetTargetInfoParams
@@ -399,3 +401,44 @@ func (c *Client) closeTarget(ctx context.Context, m *cdproto.Message, sid target
 // closeResult is Target.closeTarget's answer; chromedp ignores it, others
 // read success.
 var closeResult = jsonv2.Value(`{"success":true}`)
+
+// refreshChildren asks each child session for its target info: a child is
+// attached before its document loads, with an empty URL, and
+// chrome.debugger has no targetInfoChanged for it.
+func (r *Relay) refreshChildren(ctx context.Context) {
+	r.mu.Lock()
+	kids := make([]*child, 0, len(r.children))
+	for _, ch := range r.children {
+		kids = append(kids, ch)
+	}
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, ch := range kids {
+		wg.Go(func() {
+			f := &wire.Frame{Method: string(cdproto.CommandTargetGetTargetInfo), TabID: ch.tab.id, SessionID: ch.sid, Params: emptyObject}
+			done := make(chan *wire.Frame, 1)
+			if r.b.Go(ctx, f, func(rep *wire.Frame, err error) {
+				if err != nil {
+					rep = nil
+				}
+				done <- rep
+			}) != nil {
+				return
+			}
+			rep := <-done
+			if rep == nil || rep.Error != nil {
+				return
+			}
+			var res target.GetTargetInfoResult
+			if jsonv2.Unmarshal(rep.Result, &res, wire.Options) != nil || res.TargetInfo == nil {
+				return
+			}
+			r.mu.Lock()
+			ch.info.URL, ch.info.Title = res.TargetInfo.URL, res.TargetInfo.Title
+			r.mu.Unlock()
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,37 @@
+// Package livetab drives a person's real, logged-in Chrome from Go, through
+// an MV3 extension that uses chrome.debugger, and stays compatible with
+// chromedp.
+//
+// Sites behind Google sign-in, two-factor prompts and bot checks cannot be
+// automated from a fresh headless browser, and Chrome 136 and later ignore
+// --remote-debugging-port on the default profile. An installed extension can
+// still speak the DevTools protocol to the tabs of the profile that has the
+// logins. livetab is that extension plus the Go side.
+//
+// The road a command travels, and its events back:
+//
+//	chromedp → extcdp.Transport → extcdp.Relay → bridge → WebSocket → extension → chrome.debugger → tab
+//
+// The packages, from the bottom up:
+//
+//   - extension: the MV3 extension itself, embedded; writes it out for
+//     "Load unpacked" and launches a Chromium with it for demos and tests.
+//   - bridge: the loopback WebSocket server the extension dials: pairing
+//     token, Origin and Host checks, request/reply correlation, ordered
+//     events, chunked large frames, reconnection.
+//   - extcdp: the browser that chrome.debugger lacks. Its Relay answers the
+//     browser-level CDP (targets, sessions, Browser.*) and passes page
+//     traffic through untouched; NewAllocator gives chromedp an allocator
+//     on it. Cancelling a context closes only tabs livetab opened.
+//   - internal/wire: the frames between the bridge and the extension.
+//
+// A minimal program:
+//
+//	b, err := bridge.Listen(ctx, bridge.Options{})
+//	allocCtx, cancel := extcdp.NewAllocator(ctx, b)
+//	defer cancel()
+//	tabCtx, cancel := chromedp.NewContext(allocCtx)
+//	defer cancel()
+//	err = chromedp.Do(tabCtx, chromedp.Navigate("https://example.com"))
+//	title, err := chromedp.Run(tabCtx, chromedp.Title())
+package livetab

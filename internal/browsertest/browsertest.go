@@ -1,0 +1,132 @@
+// Package browsertest starts what the end-to-end tests need: a bridge, the
+// real livetab extension written to a temporary directory with the bridge's
+// address and token, and a headless Chromium that loads it.
+package browsertest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/livetab/livetab/bridge"
+	"github.com/livetab/livetab/extcdp"
+	"github.com/livetab/livetab/extension"
+)
+
+// Options choose how the test browser starts.
+type Options struct {
+	// SitePerProcess makes cross-origin iframes separate targets.
+	SitePerProcess bool
+	// DebugPort gives the test its own remote-debugging port on the browser,
+	// to stop the extension's service worker or act as "the user".
+	DebugPort bool
+	// Bridge options; Addr defaults to a free loopback port and Token to a
+	// fresh one.
+	Bridge bridge.Options
+}
+
+// Env is one running test browser with the extension connected.
+type Env struct {
+	Bridge  *bridge.Bridge
+	Browser *extension.Browser
+	ExtDir  string
+
+	cancel context.CancelFunc
+	dir    string
+}
+
+// Start launches an Env, waits for the extension to connect and registers
+// its cleanup with t.
+func Start(t testing.TB, opts Options) *Env {
+	t.Helper()
+	RequireChromium(t)
+	env, err := StartEnv(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(env.Close)
+	return env
+}
+
+// StartEnv is Start for TestMain, where there is no testing.TB.
+func StartEnv(opts Options) (*Env, error) {
+	exe, err := extension.FindChromium()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "livetab-test-")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	env := &Env{cancel: cancel, dir: dir, ExtDir: dir + "/ext"}
+	bo := opts.Bridge
+	if bo.Addr == "" {
+		bo.Addr = "127.0.0.1:0"
+	}
+	if bo.Token == "" && bo.TokenFile == "" {
+		bo.Token = bridge.NewToken()
+	}
+	if env.Bridge, err = bridge.Listen(ctx, bo); err != nil {
+		env.Close()
+		return nil, err
+	}
+	if err := extension.Write(env.ExtDir, extension.Config{URL: env.Bridge.URL(), Token: env.Bridge.Token()}); err != nil {
+		env.Close()
+		return nil, err
+	}
+	var stderr io.Writer
+	if os.Getenv("LIVETAB_TEST_CHROME_LOG") != "" {
+		stderr = os.Stderr
+	}
+	env.Browser, err = extension.Launch(ctx, env.ExtDir, extension.LaunchOptions{
+		ExecPath:       exe,
+		Headless:       true,
+		DebugPort:      opts.DebugPort,
+		SitePerProcess: opts.SitePerProcess,
+		UserDataDir:    dir + "/profile",
+		Stderr:         stderr,
+	})
+	if err != nil {
+		env.Close()
+		return nil, err
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	if err := env.Bridge.WaitConnected(wctx); err != nil {
+		env.Close()
+		return nil, fmt.Errorf("browsertest: the extension did not connect: %w", err)
+	}
+	return env, nil
+}
+
+// Allocator returns a chromedp allocator context on the env's bridge.
+func (e *Env) Allocator(t testing.TB) context.Context {
+	ctx, cancel := extcdp.NewAllocator(context.Background(), e.Bridge)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Close stops the browser and the bridge and removes the temporary files.
+func (e *Env) Close() {
+	if e.Browser != nil {
+		e.Browser.Close()
+	}
+	e.cancel()
+	os.RemoveAll(e.dir)
+}
+
+// RequireChromium fails the test when no Chromium is installed and CI is
+// set (a test that skips there proves nothing), and skips it otherwise.
+func RequireChromium(t testing.TB) {
+	t.Helper()
+	if _, err := extension.FindChromium(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("Chromium is required under CI: %v", err)
+		}
+		t.Skipf("no Chromium: %v", err)
+	}
+}

@@ -1,0 +1,132 @@
+package browsertest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/coder/websocket"
+
+	"github.com/livetab/livetab/extension"
+	"github.com/livetab/livetab/internal/wire"
+)
+
+// User is "the person at the keyboard": a direct CDP connection to the test
+// browser's own debugging port, which opens and closes tabs behind
+// livetab's back and can stop the extension's service worker.
+type User struct {
+	mu   sync.Mutex
+	ws   *websocket.Conn
+	next int64
+}
+
+// User connects to the browser's debugging port; the Env must have been
+// started with DebugPort.
+func (e *Env) User(ctx context.Context) (*User, error) {
+	if e.Browser.DebugURL == "" {
+		return nil, fmt.Errorf("browsertest: start the Env with DebugPort to act as the user")
+	}
+	ws, _, err := websocket.Dial(ctx, e.Browser.DebugURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("browsertest: dialing the debugging port: %w", err)
+	}
+	ws.SetReadLimit(64 << 20)
+	return &User{ws: ws}, nil
+}
+
+// Close ends the connection.
+func (u *User) Close() { u.ws.CloseNow() }
+
+// Call sends a browser-level CDP command and returns its result.
+func (u *User) Call(ctx context.Context, method string, params any) (jsonv2.Value, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.next++
+	msg := map[string]any{"id": u.next, "method": method}
+	if params != nil {
+		msg["params"] = params
+	}
+	b, err := jsonv2.Marshal(msg, wire.Options)
+	if err != nil {
+		return nil, err
+	}
+	if err := u.ws.Write(ctx, websocket.MessageText, b); err != nil {
+		return nil, err
+	}
+	for {
+		_, data, err := u.ws.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var reply struct {
+			ID     int64        `json:"id"`
+			Result jsonv2.Value `json:"result"`
+			Error  *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := jsonv2.Unmarshal(data, &reply, wire.Options); err != nil || reply.ID != u.next {
+			continue // events
+		}
+		if reply.Error != nil {
+			return nil, fmt.Errorf("%s: %s", method, reply.Error.Message)
+		}
+		return reply.Result, nil
+	}
+}
+
+// OpenTab opens a tab the way a person would, and returns its target id.
+func (u *User) OpenTab(ctx context.Context, url string) (string, error) {
+	res, err := u.Call(ctx, "Target.createTarget", map[string]any{"url": url})
+	if err != nil {
+		return "", err
+	}
+	var r struct {
+		TargetID string `json:"targetId"`
+	}
+	err = jsonv2.Unmarshal(res, &r, wire.Options)
+	return r.TargetID, err
+}
+
+// CloseTab closes a tab the way a person would.
+func (u *User) CloseTab(ctx context.Context, targetID string) error {
+	_, err := u.Call(ctx, "Target.closeTarget", map[string]any{"targetId": targetID})
+	return err
+}
+
+// TargetInfo is what the user's browser says of one target.
+type TargetInfo struct {
+	TargetID string `json:"targetId"`
+	Type     string `json:"type"`
+	URL      string `json:"url"`
+}
+
+// Targets lists the browser's targets as Chrome itself sees them.
+func (u *User) Targets(ctx context.Context) ([]TargetInfo, error) {
+	res, err := u.Call(ctx, "Target.getTargets", map[string]any{})
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		TargetInfos []TargetInfo `json:"targetInfos"`
+	}
+	err = jsonv2.Unmarshal(res, &r, wire.Options)
+	return r.TargetInfos, err
+}
+
+// StopWorker stops the extension's service worker, as Chrome does after
+// 30 s of idleness.
+func (u *User) StopWorker(ctx context.Context) error {
+	ts, err := u.Targets(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		if t.Type == "service_worker" && strings.Contains(t.URL, extension.ID) {
+			return u.CloseTab(ctx, t.TargetID)
+		}
+	}
+	return fmt.Errorf("browsertest: the extension's service worker is not running")
+}

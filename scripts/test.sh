@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs every test of livetab: the extension's type check and unit tests, go
+# vet, and the Go tests, end-to-end ones included (real extension, headless
+# Chromium). Installs what it needs first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_chromium() { [ -x /usr/lib/chromium/chromium ] || command -v chromium >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1; }
+if ! need_chromium; then
+  echo "== installing Chromium (apt-get)"
+  if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+echo "== extension: npm ci, tsc --noEmit, node --test"
+(cd extension && npm ci --no-audit --no-fund --loglevel=error && npx tsc --noEmit -p . && node --test test/)
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test"
+go test -count=1 -timeout 15m ./...
