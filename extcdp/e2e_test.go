@@ -438,4 +438,3 @@ func TestWorkerRestart(t *testing.T) {
 		t.Fatalf("after the worker restarted: %d %v", sum, err)
 	}
 }
-

@@ -289,5 +289,3 @@ func loopbackHost(host string) bool {
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
 }
-
-

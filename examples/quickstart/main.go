@@ -71,7 +71,7 @@ func run() error {
 	allocCtx, cancelAlloc := extcdp.NewAllocator(ctx, b)
 	defer cancelAlloc()
 	tabCtx, cancelTab := chromedp.NewContext(allocCtx) // a new tab in that Chrome
-	defer cancelTab()                                   // closes that tab, and only that tab
+	defer cancelTab()                                  // closes that tab, and only that tab
 
 	if err := chromedp.Do(tabCtx,
 		chromedp.Navigate(site.URL),
