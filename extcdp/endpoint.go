@@ -39,7 +39,8 @@ type HandlerOptions struct {
 
 // Handler serves the relay as a standard CDP endpoint, the way Chrome
 // serves --remote-debugging-port: GET /json/version and /json/list, and the
-// browser WebSocket at /devtools/browser/<id>. Unmodified clients connect
+// browser WebSocket at /devtools/browser/<id>; also GET /livetab/status
+// (see [Relay.Status]). Unmodified clients connect
 // to it: chromedp's remote.NewAllocator, Playwright's connectOverCDP,
 // Puppeteer's connect. Each WebSocket is one [Client] of the same relay.
 //
@@ -86,6 +87,8 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		e.version(w, req)
 	case path == "/json/list" || path == "/json":
 		e.list(w, req)
+	case path == "/livetab/status":
+		e.status(w, req)
 	case strings.HasPrefix(path, "/devtools/browser/"):
 		e.serveClient(w, req)
 	default:
