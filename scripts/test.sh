@@ -16,6 +16,9 @@ fi
 echo "== extension: npm ci, tsc --noEmit, node --test"
 (cd extension && npm ci --no-audit --no-fund --loglevel=error && npx tsc --noEmit -p . && node --test test/)
 
+echo "== Playwright and Puppeteer for the CDP endpoint checks: npm ci"
+(cd extcdp/testdata/clients && npm ci --no-audit --no-fund --loglevel=error)
+
 echo "== go vet"
 go vet ./...
 

@@ -1,0 +1,62 @@
+// Unmodified Playwright against livetab's CDP endpoint. Run by
+// extcdp's TestPlaywright, which sets LIVETAB_CDP_URL and SITE_URL.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+
+const cdpURL = process.env.LIVETAB_CDP_URL;
+const site = process.env.SITE_URL;
+
+/** @param {Buffer} b */
+function pngSize(b) {
+  assert.equal(b.subarray(1, 4).toString(), 'PNG');
+  return { w: b.readUInt32BE(16), h: b.readUInt32BE(20) };
+}
+
+test('playwright drives tabs through livetab', async () => {
+  const browser = await chromium.connectOverCDP(cdpURL);
+  const context = browser.contexts()[0];
+  const page = await context.newPage();
+
+  await page.goto(site + '/form');
+  await page.click('#btn');
+  assert.equal(await page.textContent('#content'), 'clicked');
+  await page.fill('#name', 'Ada');
+  assert.equal(await page.inputValue('#name'), 'Ada');
+  assert.equal(await page.evaluate(() => 20 + 22), 42);
+
+  const shot = pngSize(await page.screenshot());
+  assert.ok(shot.w > 100 && shot.h > 100, `viewport screenshot ${shot.w}x${shot.h}`);
+  const box = await page.locator('#btn').boundingBox();
+  const el = pngSize(await page.locator('#btn').screenshot());
+  assert.ok(Math.abs(el.w - box.width) <= 2 && Math.abs(el.h - box.height) <= 2, `element screenshot ${el.w}x${el.h} vs ${box.width}x${box.height}`);
+
+  const logs = [];
+  page.on('console', (m) => logs.push(m.text()));
+  await page.evaluate(() => console.log('hello from the page'));
+  await page.waitForTimeout(50);
+  assert.ok(logs.includes('hello from the page'), `console: ${logs}`);
+
+  await page.goto(site + '/frames');
+  assert.equal(await page.frameLocator('#cross').locator('#inner').textContent(), 'inside the frame');
+
+  await page.goto(site + '/form');
+  const [popup] = await Promise.all([page.waitForEvent('popup'), page.click('#pop')]);
+  await popup.waitForLoadState();
+  assert.equal(await popup.title(), 'form page');
+  await popup.close();
+
+  await page.goto(site + '/upload');
+  await page.setInputFiles('#file', { name: 'pw.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(300000, 7) });
+  await page.waitForFunction(() => document.getElementById('status')?.textContent === 'sent 300000 200');
+
+  const second = await context.newPage();
+  await Promise.all([second.goto(site + '/inner'), page.goto(site + '/form')]);
+  await Promise.all([second.click('#inner'), page.fill('#name', 'two pages')]);
+  assert.equal(await second.textContent('#inner'), 'inside the frame');
+  assert.equal(await page.inputValue('#name'), 'two pages');
+
+  await second.close();
+  await page.close();
+  await browser.close();
+});
