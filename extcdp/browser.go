@@ -34,8 +34,17 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 			Revision:        "",
 		})
 	case cdproto.CommandBrowserSetDownloadBehavior:
-		// Extensions may not choose where downloads go; capture gets their
-		// bytes through the extension instead (Livetab domain).
+		// Extensions may not choose where downloads go: files land in the
+		// user's Downloads folder, and the download events say where
+		// (downloads.go). downloadPath cannot be honoured.
+		var p struct {
+			Behavior      string `json:"behavior"`
+			EventsEnabled bool   `json:"eventsEnabled"`
+		}
+		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		r.mu.Lock()
+		c.downloadEvents = p.EventsEnabled || p.Behavior == "allow" || p.Behavior == "allowAndName"
+		r.mu.Unlock()
 		c.reply(m.ID, sid, nil)
 	case cdproto.CommandBrowserClose:
 		// Never close the user's browser: end this client's connection.

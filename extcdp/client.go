@@ -33,8 +33,9 @@ type Client struct {
 	closed bool
 
 	// The fields below are guarded by r.mu.
-	discover   bool
-	autoAttach bool
+	discover       bool
+	autoAttach     bool
+	downloadEvents bool
 	// hidden holds user tabs this client "closed": they stay open, so they
 	// are left out of its target lists for a moment, which is what a client
 	// that waits for a closed target to disappear (chromedp) looks for.

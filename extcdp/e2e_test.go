@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
@@ -26,6 +28,8 @@ import (
 )
 
 var (
+	downloadBody = bytes.Repeat([]byte("livetab download "), 1000)
+
 	env    *browsertest.Env
 	site   *httptest.Server
 	cross  *httptest.Server // the same handler on another origin
@@ -44,6 +48,11 @@ func run(m *testing.M) int {
 		sinkMu.Lock()
 		sink[r.URL.Query().Get("name")] = b
 		sinkMu.Unlock()
+	})
+	mux.HandleFunc("/download", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", `attachment; filename="report.bin"`)
+		w.Write(downloadBody)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		name := strings.Trim(r.URL.Path, "/")
@@ -436,5 +445,50 @@ func TestWorkerRestart(t *testing.T) {
 	sum, err := chromedp.Run(ctx, chromedp.Evaluate[int](`40 + 2`))
 	if err != nil || sum != 42 {
 		t.Fatalf("after the worker restarted: %d %v", sum, err)
+	}
+}
+
+func TestDownloadEvents(t *testing.T) {
+	ctx := newTab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(site.URL+"/form")); err != nil {
+		t.Fatal(err)
+	}
+	b := chromedp.FromContext(ctx).Browser
+	progress := chromedp.BrowserEvents(ctx, browser.DownloadProgress)
+	begin := chromedp.BrowserEvents(ctx, browser.DownloadWillBegin)
+	if _, err := cdp.Call(ctx, b, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+		Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: t.TempDir(), EventsEnabled: new(true),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const a = document.createElement('a'); a.href = '/download'; document.body.append(a); a.click() })()`)); err != nil {
+		t.Fatal(err)
+	}
+	var guid string
+	for ev, err := range begin {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(ev.URL, "/download") {
+			guid = ev.GUID
+			break
+		}
+	}
+	for ev, err := range progress {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.GUID != guid || ev.State != browser.DownloadProgressStateCompleted {
+			continue
+		}
+		got, err := os.ReadFile(ev.FilePath)
+		if err != nil {
+			t.Fatalf("reading the downloaded file: %v", err)
+		}
+		os.Remove(ev.FilePath)
+		if !bytes.Equal(got, downloadBody) {
+			t.Fatalf("the downloaded file has %d bytes, want %d", len(got), len(downloadBody))
+		}
+		return
 	}
 }

@@ -36,6 +36,8 @@ type Relay struct {
 	sessions map[target.SessionID]*session
 	children map[string]*child // by Chrome's child session id
 	clients  map[*Client]struct{}
+
+	downloads downloadState
 }
 
 var (
@@ -298,6 +300,11 @@ func (r *Relay) onFrame(f *wire.Frame) {
 		if t := r.tabs[p.TabID]; t != nil {
 			r.debuggerGone(t, p.Reason)
 		}
+	case wire.Download:
+		var d wire.DownloadInfo
+		if jsonv2.Unmarshal(f.Params, &d, wire.Options) == nil {
+			r.onExtDownload(d)
+		}
 	case wire.Hello:
 		var h wire.HelloParams
 		jsonv2.Unmarshal(f.Params, &h, wire.Options)
@@ -386,6 +393,10 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 				}
 			}
 			r.children[p.SessionID] = &child{sid: p.SessionID, tab: t, targetID: p.TargetInfo.TargetID, info: p.TargetInfo}
+		}
+	case eventPageDownloadWillBegin, eventPageDownloadProgress:
+		if c == nil {
+			r.onPageDownload(t, method, f.Params)
 		}
 	case cdproto.EventTargetDetachedFromTarget:
 		var p struct {

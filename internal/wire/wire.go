@@ -52,6 +52,7 @@
 //	ext.tabCreated   TabInfo                       chrome.tabs.onCreated
 //	ext.tabUpdated   TabInfo                       chrome.tabs.onUpdated (url or title changed)
 //	ext.tabRemoved   {tabId}                       chrome.tabs.onRemoved
+//	ext.download     DownloadInfo                  chrome.downloads.onCreated, and onChanged with the whole item after the change
 //
 // # Large frames
 //
@@ -105,7 +106,23 @@ const (
 	TabCreated  = "ext.tabCreated"
 	TabUpdated  = "ext.tabUpdated"
 	TabRemoved  = "ext.tabRemoved"
+	Download    = "ext.download"
 )
+
+// DownloadInfo is a chrome.downloads item as the extension reports it.
+// State is "in_progress", "interrupted" or "complete"; Filename is the
+// absolute path of the file in the user's Downloads folder.
+type DownloadInfo struct {
+	ID            int64   `json:"id"`
+	URL           string  `json:"url"`
+	FinalURL      string  `json:"finalUrl"`
+	Filename      string  `json:"filename"`
+	Mime          string  `json:"mime"`
+	State         string  `json:"state"`
+	BytesReceived float64 `json:"bytesReceived"`
+	TotalBytes    float64 `json:"totalBytes"`
+	Error         string  `json:"error,omitzero"`
+}
 
 // Frame is one message on the extension's socket.
 type Frame struct {

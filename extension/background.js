@@ -1,0 +1,632 @@
+// @ts-check
+// The livetab service worker: a thin, allow-listed proxy between the livetab
+// bridge (a WebSocket server of the Go program) and chrome.debugger. All CDP
+// emulation lives in Go; this file forwards commands, events and a handful of
+// tab operations, and keeps the socket alive. Frames are those of
+// internal/wire/wire.go.
+
+import { Backoff, REFUSED_DELAY, describeClose, isRefusal } from './lib/backoff.js';
+import { Reassembler, encodeFrame } from './lib/chunk.js';
+import {
+  METHOD_NOT_FOUND, SERVER_ERROR, errorText, eventText, helloText, notifyText, parseError, replyText,
+} from './lib/frame.js';
+import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
+
+/**
+ * @typedef {import('./lib/frame.js').Frame} Frame
+ * @typedef {import('./lib/frame.js').TabInfo} TabInfo
+ * @typedef {{url: string, token: string, urlSource: string, tokenSource: string}} Settings
+ * @typedef {{code: number, reason: string, text: string, at: number}} CloseInfo
+ * @typedef {'idle' | 'connecting' | 'hello' | 'ready'} State
+ */
+
+const VERSION = chrome.runtime.getManifest().version;
+const ALARM = 'livetab-redial';
+// A JSON message at most every 20 s keeps an MV3 worker alive; protocol-level
+// ping frames do not (platform-facts.md).
+const PING_MS = 20_000;
+// Three missed pongs: the bridge or the network is gone without a close.
+// Only a bridge that has answered a ping once is held to it.
+const DEAD_MS = 65_000;
+const WELCOME_MS = 10_000;
+const CREATE_POLL_MS = 5;
+const CREATE_WAIT_MS = 2000;
+const OPEN = 1; // WebSocket.OPEN, spelled out to avoid a property lookup per send
+
+/** @type {WebSocket | null} */
+let ws = null;
+/** @type {State} */
+let state = 'idle';
+let dialing = false;
+let stream = 0;
+let lastRecv = 0;
+let pongs = false;
+let nextDialAt = 0;
+let fileAccess = false;
+let settingsGen = 0;
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let redialTimer;
+/** @type {ReturnType<typeof setInterval> | undefined} */
+let pingTimer;
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let welcomeTimer;
+/** @type {Settings} */
+let settings = { url: '', token: '', urlSource: '', tokenSource: '' };
+/** @type {CloseInfo | null} */
+let lastClose = null;
+const backoff = new Backoff(100, 5000);
+const reassembler = new Reassembler();
+/** @type {Set<number>} Tabs whose debugger this extension holds. */
+const ours = new Set();
+
+// ---- sending ---------------------------------------------------------------
+
+/**
+ * @param {WebSocket} sock
+ * @param {string} text
+ */
+function send(sock, text) {
+  if (sock.readyState !== OPEN) return;
+  const out = encodeFrame(text, stream);
+  if (typeof out === 'string') {
+    sock.send(out);
+    return;
+  }
+  stream = (stream + 1) >>> 0;
+  for (const chunk of out) sock.send(chunk);
+}
+
+/**
+ * Sends an event if the bridge has welcomed us; events before that have no
+ * one to go to.
+ * @param {string} text
+ */
+function emit(text) {
+  if (state === 'ready' && ws) send(ws, text);
+}
+
+// ---- connection ------------------------------------------------------------
+
+/** @returns {Promise<Settings>} */
+async function loadSettings() {
+  /** @type {{url?: unknown, token?: unknown}} */
+  let file = {};
+  try {
+    const r = await fetch(chrome.runtime.getURL('config.json'));
+    if (r.ok) file = await r.json();
+  } catch {
+    // No config.json: the popup's values, or idle.
+  }
+  const stored = await chrome.storage.local.get(['url', 'token']);
+  const pick = (/** @type {unknown} */ a, /** @type {unknown} */ b) =>
+    typeof a === 'string' && a ? [a, 'popup'] : typeof b === 'string' && b ? [b, 'config.json'] : ['', ''];
+  const [url, urlSource] = pick(stored.url, file.url);
+  const [token, tokenSource] = pick(stored.token, file.token);
+  return { url, token, urlSource, tokenSource };
+}
+
+/** Dials the bridge unless a socket exists or a dial is under way. */
+async function dial() {
+  if (ws || dialing) return;
+  clearTimeout(redialTimer);
+  dialing = true;
+  try {
+    // Settings saved while they were being read win: read them again.
+    for (let gen = -1; gen !== settingsGen;) {
+      gen = settingsGen;
+      settings = await loadSettings();
+    }
+  } catch (e) {
+    settings = { url: '', token: '', urlSource: '', tokenSource: '' };
+    setLastClose(closeInfo(0, '', `cannot read the settings: ${parseError(e).message}`));
+  } finally {
+    dialing = false;
+  }
+  if (ws) return;
+  if (!settings.url || !settings.token) {
+    state = 'idle';
+    publish();
+    return;
+  }
+  /** @type {WebSocket} */
+  let sock;
+  try {
+    sock = new WebSocket(settings.url);
+  } catch (e) {
+    setLastClose(closeInfo(0, '', `the bridge URL ${settings.url} is not a WebSocket URL: ${parseError(e).message}`));
+    state = 'idle';
+    publish();
+    return;
+  }
+  ws = sock;
+  state = 'connecting';
+  sock.binaryType = 'arraybuffer';
+  sock.onopen = () => { void sayHello(sock); };
+  sock.onmessage = (ev) => onMessage(sock, ev);
+  sock.onclose = (ev) => onClose(sock, ev.code, ev.reason);
+  sock.onerror = () => {}; // onclose follows with the code
+  publish();
+}
+
+/**
+ * @param {number} delay
+ */
+function scheduleDial(delay) {
+  clearTimeout(redialTimer);
+  nextDialAt = Date.now() + delay;
+  redialTimer = setTimeout(() => { void dial(); }, delay);
+}
+
+/**
+ * Drops the current socket at once (a close handshake over a dead
+ * connection can take long) and dials again after delay, unless delay < 0.
+ * @param {WebSocket} sock
+ * @param {string} why the close reason, and the popup's text when given
+ * @param {number} delay
+ * @param {string} [text] what the popup shows; nothing when empty
+ */
+function abandon(sock, why, delay, text) {
+  if (sock !== ws) return;
+  try {
+    sock.close(1000, why);
+  } catch {
+    // Already closing.
+  }
+  closeDown();
+  if (text) setLastClose(closeInfo(1000, why, text));
+  if (delay >= 0) scheduleDial(delay);
+  publish();
+}
+
+/** Forgets the current socket and everything that belongs to it. */
+function closeDown() {
+  ws = null;
+  state = 'idle';
+  clearInterval(pingTimer);
+  clearTimeout(welcomeTimer);
+  reassembler.reset();
+}
+
+/**
+ * @param {CloseInfo | null} info
+ */
+function setLastClose(info) {
+  lastClose = info;
+  void (info ? chrome.storage.session.set({ lastClose: info }) : chrome.storage.session.remove('lastClose'))
+    .catch(() => {});
+}
+
+/**
+ * @param {number} code
+ * @param {string} reason
+ * @param {string} [text]
+ * @returns {CloseInfo}
+ */
+function closeInfo(code, reason, text) {
+  return { code, reason, text: text ?? describeClose(code, reason), at: Date.now() };
+}
+
+/**
+ * @param {WebSocket} sock
+ */
+async function sayHello(sock) {
+  if (sock !== ws) return;
+  /** @type {string} */
+  let text;
+  try {
+    const [targets, files] = await Promise.all([
+      chrome.debugger.getTargets(),
+      chrome.extension.isAllowedFileSchemeAccess(),
+    ]);
+    fileAccess = files;
+    // attached:true also covers DevTools and other extensions; a command
+    // tells which of those tabs are really ours (held across a restart).
+    const candidates = attachedTabs(targets);
+    const held = await Promise.all(candidates.map(holds));
+    ours.clear();
+    candidates.forEach((tabId, i) => { if (held[i]) ours.add(tabId); });
+    text = helloText({
+      token: settings.token,
+      version: VERSION,
+      userAgent: navigator.userAgent,
+      extensionId: chrome.runtime.id,
+      attached: [...ours],
+      fileAccess: files,
+    });
+  } catch (e) {
+    abandon(sock, 'hello failed', backoff.next(), `preparing the hello failed: ${parseError(e).message}`);
+    return;
+  }
+  if (sock !== ws || sock.readyState !== OPEN) return;
+  lastRecv = Date.now();
+  send(sock, text);
+  state = 'hello';
+  welcomeTimer = setTimeout(() => abandon(sock, 'no welcome', backoff.next(),
+    `the bridge at ${settings.url} did not answer the hello: is it a livetab bridge?`), WELCOME_MS);
+  publish();
+}
+
+/**
+ * @param {WebSocket} sock
+ * @param {MessageEvent} ev
+ */
+function onMessage(sock, ev) {
+  if (sock !== ws) return;
+  lastRecv = Date.now();
+  /** @type {string | null} */
+  let text = ev.data;
+  if (typeof text !== 'string') {
+    try {
+      text = reassembler.push(ev.data);
+    } catch {
+      abandon(sock, 'bad chunk', backoff.next(), 'the bridge sent a malformed chunk');
+      return;
+    }
+    if (text === null) return;
+  }
+  /** @type {Frame} */
+  let f;
+  try {
+    f = JSON.parse(text);
+  } catch {
+    return; // Nothing to answer: without a parsed id there is no reply.
+  }
+  if (f.id !== undefined) {
+    request(sock, f);
+    return;
+  }
+  if (f.method === 'ext.welcome') {
+    clearTimeout(welcomeTimer);
+    state = 'ready';
+    backoff.reset();
+    setLastClose(null);
+    pongs = false;
+    clearInterval(pingTimer);
+    pingTimer = setInterval(() => heartbeat(sock), PING_MS);
+    publish();
+  } else if (f.method === 'ext.pong') {
+    pongs = true;
+  }
+  // Unknown notifications: lastRecv is all they are good for.
+}
+
+/**
+ * @param {WebSocket} sock
+ */
+function heartbeat(sock) {
+  if (sock !== ws) return;
+  if (pongs && Date.now() - lastRecv > DEAD_MS) {
+    abandon(sock, 'bridge silent', 0, `the bridge at ${settings.url} stopped answering`);
+    return;
+  }
+  send(sock, '{"method":"ext.ping"}');
+}
+
+/**
+ * @param {WebSocket} sock
+ * @param {number} code
+ * @param {string} reason
+ */
+function onClose(sock, code, reason) {
+  if (sock !== ws) return;
+  const wasOpen = state !== 'connecting';
+  closeDown();
+  setLastClose(wasOpen
+    ? closeInfo(code, reason)
+    : closeInfo(code, reason, `cannot reach the bridge at ${settings.url}: is the livetab program running?`));
+  scheduleDial(isRefusal(code) ? REFUSED_DELAY : backoff.next());
+  publish();
+}
+
+/** Re-reads the settings and dials again now. */
+function redial() {
+  settingsGen++;
+  backoff.reset();
+  if (ws) abandon(ws, 'settings changed', -1);
+  void dial();
+}
+
+// ---- requests --------------------------------------------------------------
+
+/**
+ * Answers one request. Nothing here awaits on the socket's path: each
+ * command settles on its own, so replies may leave out of order.
+ * @param {WebSocket} sock
+ * @param {Frame} f
+ */
+function request(sock, f) {
+  const id = /** @type {number} */ (f.id);
+  const method = f.method;
+  /** @type {Promise<unknown>} */
+  let p;
+  // A frame with an id and no method is a reply; the extension asks the
+  // bridge nothing, so there is nothing to match it with.
+  if (typeof method !== 'string') return;
+  if (method.startsWith('ext.')) {
+    const op = ops[method];
+    if (!op) {
+      send(sock, errorText(id, {
+        code: METHOD_NOT_FOUND,
+        message: `livetab extension ${VERSION} has no operation ${method}: update the extension`,
+      }));
+      return;
+    }
+    p = op(f.params ?? {});
+  } else if (typeof f.tabId !== 'number') {
+    send(sock, errorText(id, { code: SERVER_ERROR, message: `livetab: CDP command ${method} needs a tabId` }));
+    return;
+  } else {
+    p = chrome.debugger.sendCommand(
+      f.sessionId === undefined ? { tabId: f.tabId } : { tabId: f.tabId, sessionId: f.sessionId },
+      method, f.params);
+  }
+  p.then(
+    (r) => send(sock, replyText(id, r)),
+    (e) => send(sock, errorText(id, parseError(e))));
+}
+
+/**
+ * Whether this extension holds the debugger of a tab: a command succeeds
+ * only on our own attachment.
+ * @param {number} tabId
+ * @returns {Promise<boolean>}
+ */
+async function holds(tabId) {
+  try {
+    await chrome.debugger.sendCommand({ tabId }, 'Target.getTargetInfo');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * @param {unknown} v
+ * @param {string} op
+ * @returns {number}
+ */
+function tabIdOf(v, op) {
+  const tabId = /** @type {{tabId?: unknown}} */ (v).tabId;
+  if (typeof tabId !== 'number') throw new Error(`livetab: ${op} needs a numeric tabId`);
+  return tabId;
+}
+
+/**
+ * The target of a tab, polling while Chrome has not created it yet.
+ * @param {number} tabId
+ * @param {number} waitMs
+ */
+async function targetOf(tabId, waitMs) {
+  const until = Date.now() + waitMs;
+  for (;;) {
+    const t = targetsByTab(await chrome.debugger.getTargets()).get(tabId);
+    if (t || Date.now() >= until) return t;
+    await new Promise((r) => setTimeout(r, CREATE_POLL_MS));
+  }
+}
+
+/** @type {Record<string, (params: any) => Promise<unknown>>} */
+const ops = {
+  async 'ext.attach'(params) {
+    const tabId = tabIdOf(params, 'ext.attach');
+    try {
+      await chrome.debugger.attach({ tabId }, '1.3');
+    } catch (e) {
+      const msg = parseError(e).message;
+      if (!/already attached/i.test(msg)) throw new Error(`attaching to tab ${tabId}: ${msg}`);
+      if (!(await holds(tabId))) {
+        throw new Error(`tab ${tabId} is debugged by another client: close DevTools on tab ${tabId} and try again`);
+      }
+    }
+    if (!ours.has(tabId)) {
+      ours.add(tabId);
+      publish();
+    }
+    try {
+      const r = /** @type {{targetInfo: {targetId: string}}} */ (
+        await chrome.debugger.sendCommand({ tabId }, 'Target.getTargetInfo'));
+      return { targetId: r.targetInfo.targetId };
+    } catch {
+      const t = await targetOf(tabId, 0);
+      return { targetId: t ? t.id : '' };
+    }
+  },
+
+  async 'ext.detach'(params) {
+    const tabId = tabIdOf(params, 'ext.detach');
+    try {
+      await chrome.debugger.detach({ tabId });
+    } catch (e) {
+      // Detaching what is not attached is what the caller wanted anyway.
+      if (!/not attached/i.test(parseError(e).message)) throw e;
+    }
+    if (ours.delete(tabId)) publish();
+    return {};
+  },
+
+  async 'ext.targets'() {
+    const [tabs, targets] = await Promise.all([chrome.tabs.query({}), chrome.debugger.getTargets()]);
+    return { targets: mergeTabs(tabs, targets, ours) };
+  },
+
+  async 'ext.createTab'(params) {
+    const url = typeof params.url === 'string' && params.url ? params.url : 'about:blank';
+    const active = params.active === true;
+    /** @type {chrome.tabs.Tab | undefined} */
+    let tab;
+    if (params.newWindow === true) {
+      const win = await chrome.windows.create({ url, focused: active });
+      tab = win?.tabs?.[0];
+    } else {
+      tab = await chrome.tabs.create({ url, active });
+    }
+    if (!tab || tab.id === undefined) throw new Error(`livetab: Chrome created no tab for ${url}`);
+    const target = await targetOf(tab.id, CREATE_WAIT_MS);
+    return tabInfo(tab, target, ours.has(tab.id));
+  },
+
+  async 'ext.closeTab'(params) {
+    await chrome.tabs.remove(tabIdOf(params, 'ext.closeTab'));
+    return {};
+  },
+
+  async 'ext.activateTab'(params) {
+    const tab = await chrome.tabs.update(tabIdOf(params, 'ext.activateTab'), { active: true });
+    if (tab) await chrome.windows.update(tab.windowId, { focused: true });
+    return {};
+  },
+
+  async 'ext.fileAccess'() {
+    fileAccess = await chrome.extension.isAllowedFileSchemeAccess();
+    return { allowed: fileAccess };
+  },
+};
+
+// ---- events ----------------------------------------------------------------
+
+// Tab events resolve their target first; a chain keeps them in the order
+// Chrome fired them.
+/** @type {Promise<void>} */
+let tabChain = Promise.resolve();
+
+/**
+ * @param {() => Promise<void>} fn
+ */
+function queueTabEvent(fn) {
+  tabChain = tabChain.then(fn).catch(() => {});
+}
+
+/**
+ * @param {string} method
+ * @param {chrome.tabs.Tab} tab
+ */
+function tabEvent(method, tab) {
+  if (state !== 'ready' || tab.id === undefined) return;
+  const tabId = tab.id;
+  queueTabEvent(async () => {
+    const target = await targetOf(tabId, 200);
+    emit(notifyText(method, tabInfo(tab, target, ours.has(tabId))));
+  });
+}
+
+// Listeners are registered synchronously at top level so that each of these
+// events can wake a stopped worker.
+
+chrome.debugger.onEvent.addListener((source, method, params) => {
+  // Sent at once, with no await in between, to keep CDP event order.
+  if (state === 'ready' && ws && source.tabId !== undefined) {
+    send(ws, eventText(method, params, source.tabId, source.sessionId));
+  }
+});
+
+chrome.debugger.onDetach.addListener((source, reason) => {
+  if (source.tabId === undefined) return;
+  ours.delete(source.tabId);
+  emit(notifyText('ext.detached', { tabId: source.tabId, reason }));
+  publish();
+});
+
+chrome.tabs.onCreated.addListener((tab) => tabEvent('ext.tabCreated', tab));
+
+chrome.tabs.onUpdated.addListener((_tabId, change, tab) => {
+  if (change.url !== undefined || change.title !== undefined) tabEvent('ext.tabUpdated', tab);
+});
+
+chrome.tabs.onRemoved.addListener((tabId) => {
+  ours.delete(tabId);
+  if (state !== 'ready') return;
+  queueTabEvent(async () => emit(notifyText('ext.tabRemoved', { tabId })));
+});
+
+// Downloads: extensions may not choose where files go, but chrome.downloads
+// sees each one; Go joins these reports with the tab's Page.download* events
+// and gives clients Browser.download* events with the file's path.
+
+/**
+ * @param {chrome.downloads.DownloadItem} item
+ */
+function downloadInfo(item) {
+  return {
+    id: item.id,
+    url: item.url,
+    finalUrl: item.finalUrl,
+    filename: item.filename,
+    mime: item.mime,
+    state: item.state,
+    bytesReceived: item.bytesReceived,
+    totalBytes: item.totalBytes,
+    ...(item.error ? { error: item.error } : {}),
+  };
+}
+
+chrome.downloads.onCreated.addListener((item) => {
+  if (state !== 'ready') return;
+  queueTabEvent(async () => emit(notifyText('ext.download', downloadInfo(item))));
+});
+
+chrome.downloads.onChanged.addListener((delta) => {
+  // Only the changes that matter to a waiting client: the end, and the
+  // final file name.
+  if (state !== 'ready' || !(delta.state || delta.filename || delta.error)) return;
+  queueTabEvent(async () => {
+    const [item] = await chrome.downloads.search({ id: delta.id });
+    if (item) emit(notifyText('ext.download', downloadInfo(item)));
+  });
+});
+
+chrome.alarms.onAlarm.addListener((alarm) => {
+  if (alarm.name === ALARM && !ws && !dialing && Date.now() >= nextDialAt) void dial();
+});
+
+chrome.runtime.onStartup.addListener(() => { void dial(); });
+chrome.runtime.onInstalled.addListener(() => { void dial(); });
+
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === 'local' && ('url' in changes || 'token' in changes)) {
+    setLastClose(null);
+    redial();
+  }
+});
+
+chrome.runtime.onMessage.addListener((msg, _sender, reply) => {
+  if (msg?.type === 'livetab.status') {
+    reply(status());
+  } else if (msg?.type === 'livetab.reconnect') {
+    redial();
+    reply(status());
+  }
+  return false;
+});
+
+// ---- status for the popup --------------------------------------------------
+
+function status() {
+  return {
+    state,
+    connected: state === 'ready',
+    url: settings.url,
+    urlSource: settings.urlSource,
+    tokenSet: settings.token !== '',
+    tokenSource: settings.tokenSource,
+    lastClose,
+    attached: [...ours],
+    fileAccess,
+    version: VERSION,
+    extensionId: chrome.runtime.id,
+  };
+}
+
+/** Tells an open popup; with none open the message has no receiver. */
+function publish() {
+  chrome.runtime.sendMessage({ type: 'livetab.statusChanged', status: status() }).catch(() => {});
+}
+
+// ---- start -----------------------------------------------------------------
+
+void chrome.alarms.get(ALARM).then((a) => {
+  if (!a) void chrome.alarms.create(ALARM, { periodInMinutes: 0.5 });
+});
+void chrome.storage.session.get('lastClose').then((v) => {
+  if (!lastClose && v.lastClose) lastClose = /** @type {CloseInfo} */ (v.lastClose);
+}).catch(() => {});
+void dial();

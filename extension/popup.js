@@ -1,0 +1,89 @@
+// @ts-check
+// The popup shows the bridge connection and lets the user paste the bridge
+// URL and token. It never reads the token back: the service worker only
+// says whether one is set.
+
+/**
+ * @typedef {{state: string, connected: boolean, url: string, urlSource: string,
+ *   tokenSet: boolean, tokenSource: string,
+ *   lastClose: {code: number, reason: string, text: string, at: number} | null,
+ *   attached: number[], fileAccess: boolean, version: string, extensionId: string}} Status
+ */
+
+/**
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+function el(id) {
+  const e = document.getElementById(id);
+  if (!e) throw new Error(`popup.html lacks #${id}`);
+  return e;
+}
+
+const urlInput = /** @type {HTMLInputElement} */ (el('in-url'));
+const tokenInput = /** @type {HTMLInputElement} */ (el('in-token'));
+
+/**
+ * @param {HTMLElement} e
+ * @param {string} text
+ * @param {'ok' | 'bad' | ''} [cls]
+ */
+function show(e, text, cls = '') {
+  e.textContent = text;
+  e.className = cls;
+}
+
+/**
+ * @param {Status} s
+ */
+function render(s) {
+  const stateText = {
+    ready: 'connected',
+    hello: 'pairing…',
+    connecting: 'connecting…',
+    idle: s.url && s.tokenSet ? 'not connected' : 'not paired',
+  }[s.state] ?? s.state;
+  show(el('state'), stateText, s.connected ? 'ok' : 'bad');
+  show(el('url'), s.url ? `${s.url}${s.urlSource === 'popup' ? ' (saved here)' : ''}` : 'none');
+  const refused = s.lastClose?.code === 4001;
+  show(el('paired'),
+    !s.tokenSet ? 'no — paste a token'
+      : refused ? 'no — token refused'
+      : s.connected ? `yes (token from ${s.tokenSource})` : `token set (${s.tokenSource})`,
+    !s.tokenSet || refused ? 'bad' : s.connected ? 'ok' : '');
+  show(el('attached'), s.attached.length ? s.attached.map((t) => `tab ${t}`).join(', ') : 'no tabs');
+  show(el('files'), s.fileAccess ? 'allowed' : 'not allowed (uploads send bytes)');
+  el('reason').textContent = s.lastClose && !s.connected ? s.lastClose.text : '';
+  if (!urlInput.value && document.activeElement !== urlInput) urlInput.value = s.url;
+}
+
+chrome.runtime.onMessage.addListener((msg) => {
+  if (msg?.type === 'livetab.statusChanged') render(msg.status);
+});
+
+el('form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  /** @type {{url?: string, token?: string}} */
+  const values = {};
+  const url = urlInput.value.trim();
+  const token = tokenInput.value.trim();
+  if (url) values.url = url;
+  // An empty token field keeps the saved token: it is never shown to edit.
+  if (token) values.token = token;
+  void chrome.storage.local.set(values).then(() => {
+    tokenInput.value = '';
+    el('saved').textContent = 'saved';
+    return chrome.runtime.sendMessage({ type: 'livetab.reconnect' });
+  }).then((s) => { if (s) render(s); });
+});
+
+el('clear').addEventListener('click', () => {
+  void chrome.storage.local.remove(['url', 'token']).then(() => {
+    urlInput.value = '';
+    tokenInput.value = '';
+    el('saved').textContent = 'reset';
+    return chrome.runtime.sendMessage({ type: 'livetab.reconnect' });
+  }).then((s) => { if (s) render(s); });
+});
+
+void chrome.runtime.sendMessage({ type: 'livetab.status' }).then((s) => { if (s) render(s); });
