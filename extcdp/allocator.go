@@ -86,7 +86,18 @@ func (a *Allocator) Attaches() bool { return true }
 // Transport is a chromedp.Transport on a relay client: chromedp's messages
 // go to the relay as they are, with no JSON in between.
 type Transport struct {
-	c *Client
+	c      *Client
+	debugf func(string, ...any)
+}
+
+// SetDebugf sets the protocol logger; chromedp.WithDebugf reaches it
+// through NewBrowserTransport. Messages are encoded only when it is set.
+func (t *Transport) SetDebugf(f func(string, ...any)) { t.debugf = f }
+
+func (t *Transport) logf(dir string, m *cdproto.Message) {
+	if b, err := appendMessage(nil, m); err == nil {
+		t.debugf("%s %s", dir, b)
+	}
 }
 
 // NewTransport connects a new client to r as a chromedp.Transport, for use
@@ -100,11 +111,17 @@ func (t *Transport) Read(ctx context.Context, msg *cdproto.Message) error {
 		return err
 	}
 	*msg = *m
+	if t.debugf != nil {
+		t.logf("<-", m)
+	}
 	return nil
 }
 
 // Write satisfies chromedp.Transport.
 func (t *Transport) Write(_ context.Context, msg *cdproto.Message) error {
+	if t.debugf != nil {
+		t.logf("->", msg)
+	}
 	t.c.Handle(msg)
 	return nil
 }

@@ -301,7 +301,15 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 			}
 		}
 	}
-	f := &wire.Frame{Method: string(m.Method), Params: m.Params, TabID: t.id, SessionID: sid}
+	params := m.Params
+	if m.Method == cdproto.CommandDOMGetDocument && s != nil {
+		var cached jsonv2.Value
+		if params, done, cached = c.getDocument(s, params, done); cached != nil {
+			c.reply(id, replySID, cached)
+			return
+		}
+	}
+	f := &wire.Frame{Method: string(m.Method), Params: params, TabID: t.id, SessionID: sid}
 	if err := r.b.Go(context.Background(), f, done); err != nil {
 		c.failErr(m.ID, replySID, err)
 	}
@@ -317,4 +325,46 @@ func attachError(t *tab, err error) error {
 		return fmt.Errorf("livetab: Chrome does not let extensions debug tab %d (%s): %w", t.id, t.info.URL, err)
 	}
 	return fmt.Errorf("livetab: attaching to tab %d: %w", t.id, err)
+}
+
+// fullDocument asks for every node, through shadow roots and iframes.
+var fullDocument = jsonv2.Value(`{"depth":-1,"pierce":true}`)
+
+// getDocument keeps node ids valid for every session of a shared
+// attachment. Chrome has one DOM agent per attachment: a getDocument
+// renumbers the nodes, and a node already sent to one session is never sent
+// again to another. So on a shared attachment the relay asks for the whole
+// tree, keeps it, tells the other sessions that their document changed
+// (DOM.documentUpdated) and answers their next getDocument from the cache,
+// which already holds every node. It returns the params to send and the
+// reply handler, or a cached result to answer with.
+func (c *Client) getDocument(s *session, params jsonv2.Value, done func(*wire.Frame, error)) (jsonv2.Value, func(*wire.Frame, error), jsonv2.Value) {
+	r := c.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	doc := s.doc()
+	peers := r.sessionsOn(s.tab, s.child)
+	if doc.result != nil && doc.full && s.docGen != doc.gen {
+		s.docGen = doc.gen
+		return params, done, doc.result
+	}
+	full := len(peers) > 1
+	if full {
+		params = fullDocument
+	}
+	return params, func(rep *wire.Frame, err error) {
+		if err == nil && rep.Error == nil {
+			r.mu.Lock()
+			doc.gen++
+			doc.result, doc.full = rep.Result, full
+			s.docGen = doc.gen
+			for _, p := range r.sessionsOn(s.tab, s.child) {
+				if p != s && p.docGen != 0 {
+					p.client.deliver(&cdproto.Message{SessionID: p.id, Method: cdproto.EventDOMDocumentUpdated, Params: emptyObject})
+				}
+			}
+			r.mu.Unlock()
+		}
+		done(rep, err)
+	}, nil
 }

@@ -268,7 +268,7 @@ func appendMessage(buf []byte, m *cdproto.Message) ([]byte, error) {
 			return buf, err
 		}
 		buf = append(buf, b...)
-	} else if m.ID != 0 {
+	} else if m.ID != 0 && m.Method == "" {
 		field("result")
 		if len(m.Result) > 0 {
 			buf = append(buf, m.Result...)

@@ -5,8 +5,10 @@ import (
 	"fmt"
 
 	"github.com/chromedp/cdproto"
+	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
 
 	"github.com/livetab/livetab/bridge"
 	"github.com/livetab/livetab/internal/wire"
@@ -83,4 +85,24 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 		return false
 	}
 	return true
+}
+
+// ActiveTab returns the target id of the tab the user is looking at (the
+// active tab of the newest window), for chromedp.WithTargetID. ctx is a
+// context from NewAllocator, or any chromedp context on it.
+func ActiveTab(ctx context.Context) (target.ID, error) {
+	if _, err := chromedp.Targets(ctx); err != nil { // allocates the browser connection
+		return "", fmt.Errorf("extcdp: %w", err)
+	}
+	c := chromedp.FromContext(ctx)
+	if c == nil || c.Browser == nil {
+		return "", fmt.Errorf("extcdp: ActiveTab needs a context from extcdp.NewAllocator: %w", chromedp.ErrInvalidContext)
+	}
+	res, err := cdp.Call(ctx, c.Browser, cdp.Command[cdp.Empty, struct {
+		TargetID target.ID `json:"targetId"`
+	}]{Method: LivetabGetActiveTab}, cdp.Empty{})
+	if err != nil {
+		return "", fmt.Errorf("extcdp: finding the active tab: %w", err)
+	}
+	return res.TargetID, nil
 }

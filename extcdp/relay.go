@@ -99,6 +99,7 @@ type tab struct {
 
 	sessions []*session // sessions on the tab itself
 	runtime  execContexts
+	doc      docCache
 }
 
 // child is a flat child session of a tab, made by the tab's auto-attach: a
@@ -110,6 +111,16 @@ type child struct {
 	info     target.Info
 	sessions []*session // relay sessions bound to this target (WithTargetID)
 	runtime  execContexts
+	doc      docCache
+}
+
+// docCache keeps the last DOM.getDocument answer of an attachment. The DOM
+// agent, and so its node ids, is shared by every session on the tab, and a
+// getDocument renumbers the nodes. See Client.getDocument.
+type docCache struct {
+	result jsonv2.Value
+	gen    int  // 0: no valid document
+	full   bool // the whole tree, pierced: enough for a session that joins late
 }
 
 // session is a CDP session the relay minted for a client.
@@ -122,6 +133,9 @@ type session struct {
 	// commands go to the browser level.
 	browser  bool
 	discover bool
+	// docGen is the generation of the attachment's document whose node
+	// ids this session holds; 0 for none.
+	docGen int
 }
 
 func (s *session) targetID() target.ID {
@@ -139,6 +153,22 @@ func (s *session) runtime() *execContexts {
 		return &s.child.runtime
 	}
 	return &s.tab.runtime
+}
+
+// sessionsOn lists the sessions that share an attachment: the tab's own,
+// or those of one child. Call with r.mu held.
+func (r *Relay) sessionsOn(t *tab, c *child) []*session {
+	if c != nil {
+		return c.sessions
+	}
+	return t.sessions
+}
+
+func (s *session) doc() *docCache {
+	if s.child != nil {
+		return &s.child.doc
+	}
+	return &s.tab.doc
 }
 
 // execContexts caches the live execution contexts of one attachment. A
@@ -368,11 +398,16 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 		}
 	}
 	method := cdproto.MethodType(f.Method)
-	rt := &t.runtime
+	rt, doc := &t.runtime, &t.doc
 	if c != nil {
-		rt = &c.runtime
+		rt, doc = &c.runtime, &c.doc
 	}
 	switch method {
+	case cdproto.EventDOMDocumentUpdated:
+		doc.result = nil
+		for _, s := range r.sessionsOn(t, c) {
+			s.docGen = 0
+		}
 	case cdproto.EventRuntimeExecutionContextCreated:
 		rt.created(f.Params)
 	case cdproto.EventRuntimeExecutionContextDestroyed:
@@ -542,6 +577,7 @@ func (r *Relay) releaseIfUnused(t *tab) {
 	}
 	t.attached = false
 	t.runtime.reset()
+	t.doc = docCache{}
 	for _, c := range r.children {
 		if c.tab == t {
 			delete(r.children, c.sid)
@@ -557,6 +593,7 @@ func (r *Relay) debuggerGone(t *tab, reason string) {
 	r.log.Info("debugger detached", "tab", t.id, "reason", reason)
 	t.attached = false
 	t.runtime.reset()
+	t.doc = docCache{}
 	for _, c := range r.children {
 		if c.tab == t {
 			r.childGone(c)
