@@ -25,6 +25,15 @@
 //     on it. Cancelling a context closes only tabs livetab opened.
 //   - internal/wire: the frames between the bridge and the extension.
 //
+// Other processes share one extension through `livetab serve` (package
+// cmd/livetab), which serves the relay as a standard CDP endpoint on
+// 127.0.0.1 and writes its URL, token included, to a 0600 endpoint file.
+// [Connect] finds it there and returns a chromedp allocator context;
+// Playwright and Puppeteer take the URL that `livetab endpoint` prints.
+// [ConnectNative] gives the same allocator over Chrome's own remote
+// debugging (DevToolsActivePort) for users without the extension, with the
+// same rule: cancelling never closes a tab livetab did not open.
+//
 // A minimal program:
 //
 //	b, err := bridge.Listen(ctx, bridge.Options{})

@@ -9,6 +9,7 @@ import (
 
 func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	parentDeathSignal(cmd.SysProcAttr)
 }
 
 // The group's id is the browser's pid: Setpgid made it the leader.

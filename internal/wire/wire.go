@@ -143,7 +143,7 @@ func (f *Frame) IsExt() bool {
 
 // Hello is the payload of the extension's first frame.
 type HelloParams struct {
-	Token       string  `json:"token"`
+	Token       string  `json:"token,omitzero"`
 	Version     string  `json:"version"`
 	UserAgent   string  `json:"userAgent"`
 	ExtensionID string  `json:"extensionId"`

@@ -1,0 +1,147 @@
+// Command livetab holds the livetab extension's connection and shares it
+// with any number of programs over standard CDP.
+//
+//	livetab extension DIR   write the extension, paired with this machine's token
+//	livetab pair            print the bridge URL and token for the extension's popup
+//	livetab serve           hold the extension and serve CDP on 127.0.0.1
+//	livetab endpoint        print the CDP WebSocket URL for clients
+//	livetab status [--json] is the extension connected, which tabs, which clients
+//	livetab doctor          check every precondition and say how to fix each
+//
+// Clients take the URL of `livetab endpoint` as it is: chromedp's
+// remote.NewAllocator (or livetab.Connect), Playwright's
+// chromium.connectOverCDP and Puppeteer's connect({browserWSEndpoint}).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+)
+
+// errUsage is a command line the command did not understand; the flag
+// package has printed why already.
+var errUsage = errors.New("usage")
+
+// errFailed ends the process with status 1 after the command has printed
+// its own report (doctor).
+var errFailed = errors.New("failed")
+
+type command struct {
+	name    string
+	args    string
+	summary string
+	run     func(ctx context.Context, args []string) error
+}
+
+var commands []command
+
+func init() {
+	// Assigned here, not in the declaration, because help refers to the
+	// list itself.
+	commands = []command{
+		{"extension", "DIR", "write the extension (with the token) for chrome://extensions → Load unpacked", runExtension},
+		{"pair", "", "print the bridge URL and the token to paste into the extension's popup", runPair},
+		{"serve", "", "hold the extension's connection and serve CDP on 127.0.0.1 (--launch starts a Chromium)", runServe},
+		{"endpoint", "", "print the CDP WebSocket URL (with the token) of the running serve", runEndpoint},
+		{"status", "", "show whether the extension is connected, its tabs and the clients (--json)", runStatus},
+		{"doctor", "", "check every precondition and say how to fix each failure", runDoctor},
+		{"mcp", "", "an MCP server on the extension (not yet)", runMCP},
+		{"help", "", "show this help", runHelp},
+	}
+}
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	name := args[0]
+	switch name {
+	case "-h", "--help", "-help":
+		name = "help"
+	}
+	for _, c := range commands {
+		if c.name != name {
+			continue
+		}
+		err := c.run(ctx, args[1:])
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, errUsage):
+			return 2
+		case errors.Is(err, errFailed):
+			return 1
+		}
+		fmt.Fprintln(stderr, "livetab "+name+":", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "livetab: unknown command %q\n\n", name)
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "livetab drives your own, logged-in Chrome through the livetab extension, over standard CDP.")
+	fmt.Fprintln(w, "\nUsage: livetab COMMAND [flags]")
+	fmt.Fprintln(w)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-16s%s\n", strings.TrimSpace(c.name+" "+c.args), c.summary)
+	}
+	fmt.Fprintln(w, "\nFirst time: livetab extension ~/livetab-ext, load it in chrome://extensions, then livetab serve.")
+	fmt.Fprintln(w, "Run `livetab COMMAND -h` for a command's flags.")
+}
+
+func runHelp(context.Context, []string) error {
+	usage(os.Stdout)
+	return nil
+}
+
+func runMCP(context.Context, []string) error {
+	return errors.New("not available yet: the MCP server is planned (issue 7); meanwhile point an MCP server that speaks CDP at `livetab endpoint`")
+}
+
+// flags returns a flag set for a subcommand whose errors and -h output go
+// to stderr.
+func flags(name, args string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: livetab %s %s\n", name, args)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses args into fs and maps its errors to the command's.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	return nil
+}
+
+// logger is the serve's log: text on stderr. Nothing logged carries the
+// token: the bridge and the relay log addresses and ids only, and this
+// command never logs an endpoint URL.
+func logger() *slog.Logger {
+	level := slog.LevelInfo
+	if os.Getenv("LIVETAB_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}

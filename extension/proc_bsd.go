@@ -1,0 +1,7 @@
+//go:build unix && !linux
+
+package extension
+
+import "syscall"
+
+func parentDeathSignal(*syscall.SysProcAttr) {}

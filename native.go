@@ -1,0 +1,336 @@
+package livetab
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
+)
+
+// ActivePortFile is the file Chrome writes into its user data directory when
+// remote debugging is on (chrome://inspect/#remote-debugging in Chrome 144
+// and later, or --remote-debugging-port): line 1 the port, line 2 the path
+// of the browser WebSocket, /devtools/browser/<id>.
+const ActivePortFile = "DevToolsActivePort"
+
+// CloseTab is the method that closes a tab on purpose, also one this
+// connection did not open. extcdp answers it as Livetab.closeTab; the native
+// backend turns it into Target.closeTarget.
+const CloseTab = "Livetab.closeTab"
+
+// ErrNoNativeChrome means no Chrome with remote debugging on was found.
+var ErrNoNativeChrome = errors.New("no Chrome with remote debugging on: open chrome://inspect/#remote-debugging in Chrome 144 or later and allow it, or start Chrome with --remote-debugging-port=0 --user-data-dir=DIR and pass DIR")
+
+// ChromeProfileDirs returns the usual user data directories of Chrome and
+// Chromium on this system, where [ConnectNative] looks for
+// DevToolsActivePort when it is given no directory.
+func ChromeProfileDirs() []string {
+	var dirs []string
+	switch runtime.GOOS {
+	case "windows":
+		if d := os.Getenv("LOCALAPPDATA"); d != "" {
+			for _, p := range []string{`Google\Chrome\User Data`, `Google\Chrome Beta\User Data`, `Google\Chrome SxS\User Data`, `Chromium\User Data`} {
+				dirs = append(dirs, filepath.Join(d, p))
+			}
+		}
+	case "darwin":
+		if d, err := os.UserConfigDir(); err == nil { // ~/Library/Application Support
+			for _, p := range []string{"Google/Chrome", "Google/Chrome Beta", "Google/Chrome Canary", "Chromium"} {
+				dirs = append(dirs, filepath.Join(d, p))
+			}
+		}
+	default:
+		if d, err := os.UserConfigDir(); err == nil { // $XDG_CONFIG_HOME or ~/.config
+			for _, p := range []string{"google-chrome", "google-chrome-beta", "google-chrome-unstable", "chromium"} {
+				dirs = append(dirs, filepath.Join(d, p))
+			}
+		}
+		if h, err := os.UserHomeDir(); err == nil {
+			dirs = append(dirs, filepath.Join(h, "snap", "chromium", "common", "chromium"))
+		}
+	}
+	return dirs
+}
+
+// NativeURL reads DevToolsActivePort in a Chrome user data directory and
+// returns the browser WebSocket URL, ws://127.0.0.1:PORT/devtools/browser/ID.
+// With an empty dir it tries [ChromeProfileDirs] in order and returns the
+// first whose port accepts a connection: a file left by a crashed Chrome
+// names a dead port.
+func NativeURL(dir string) (string, error) {
+	if dir != "" {
+		return readActivePort(dir)
+	}
+	var tried []string
+	for _, d := range ChromeProfileDirs() {
+		u, err := readActivePort(d)
+		if err != nil {
+			continue
+		}
+		tried = append(tried, d)
+		host := strings.TrimPrefix(u, "ws://")
+		host = host[:strings.IndexByte(host, '/')]
+		// A bare TCP connection: Chrome asks the user to allow remote
+		// debugging only for a WebSocket.
+		c, err := net.DialTimeout("tcp", host, time.Second)
+		if err != nil {
+			continue
+		}
+		c.Close()
+		return u, nil
+	}
+	if len(tried) > 0 {
+		return "", fmt.Errorf("livetab: %s in %s names a port nobody listens on (Chrome was closed?): %w", ActivePortFile, strings.Join(tried, ", "), ErrNoNativeChrome)
+	}
+	return "", fmt.Errorf("livetab: no %s in %s: %w", ActivePortFile, strings.Join(ChromeProfileDirs(), ", "), ErrNoNativeChrome)
+}
+
+func readActivePort(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ActivePortFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("livetab: no %s in %s: %w", ActivePortFile, dir, ErrNoNativeChrome)
+	}
+	if err != nil {
+		return "", fmt.Errorf("livetab: reading %s: %w", ActivePortFile, err)
+	}
+	lines := strings.Split(string(bytes.TrimSpace(b)), "\n")
+	if len(lines) != 2 {
+		return "", fmt.Errorf("livetab: %s in %s has %d lines, want 2 (port, path): restart remote debugging in Chrome", ActivePortFile, dir, len(lines))
+	}
+	port, err := strconv.Atoi(strings.TrimSpace(lines[0]))
+	path := strings.TrimSpace(lines[1])
+	if err != nil || port <= 0 || port > 65535 || !strings.HasPrefix(path, "/devtools/browser/") {
+		return "", fmt.Errorf("livetab: %s in %s is not a port and a /devtools/browser/ path: restart remote debugging in Chrome", ActivePortFile, dir)
+	}
+	return "ws://127.0.0.1:" + strconv.Itoa(port) + path, nil
+}
+
+// ConnectNative gives the livetab allocator over Chrome's own remote
+// debugging, for users without the extension: it finds DevToolsActivePort
+// in profileDir (a Chrome user data directory; empty for the usual ones, see
+// [NativeURL]) and returns an allocator context on that browser.
+//
+// The closing rule is livetab's: cancelling a chromedp context closes its
+// tab only when this connection created it. A tab the user had, attached
+// with chromedp.WithTargetID, is detached and left open. Send [CloseTab]
+// {targetId} on the browser to close one on purpose.
+func ConnectNative(ctx context.Context, profileDir string) (context.Context, context.CancelFunc, error) {
+	u, err := NativeURL(profileDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	actx, cancel := NewNativeAllocator(ctx, u)
+	return actx, cancel, nil
+}
+
+// NativeAllocator is a chromedp allocator on a browser's own debugging
+// WebSocket, with livetab's closing rule (see [ConnectNative]). It
+// implements chromedp.Attacher: each chromedp.NewContext is a tab of that
+// browser, never a new browser.
+type NativeAllocator struct {
+	wsURL string
+	wg    sync.WaitGroup
+}
+
+// NewNativeAllocator returns an allocator context on the browser WebSocket
+// wsURL (ws://HOST:PORT/devtools/browser/ID), as [ConnectNative] does after
+// it found the URL.
+func NewNativeAllocator(parent context.Context, wsURL string) (context.Context, context.CancelFunc) {
+	return chromedp.NewAllocatorContext(parent, &NativeAllocator{wsURL: wsURL})
+}
+
+// Allocate satisfies chromedp.Allocator.
+func (a *NativeAllocator) Allocate(ctx context.Context, opts ...chromedp.BrowserOption) (*chromedp.Browser, error) {
+	if chromedp.FromContext(ctx) == nil {
+		return nil, chromedp.ErrInvalidContext
+	}
+	// The connection outlives ctx until the tabs of the context are closed.
+	wctx, cancel := context.WithCancel(context.Background())
+	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer dcancel()
+	conn, err := remote.DialContext(dctx, a.wsURL)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("livetab: dialing Chrome's debugging WebSocket (did Chrome ask to allow remote debugging? is it still running?): %w", err)
+	}
+	a.wg.Go(func() {
+		<-ctx.Done()
+		chromedp.Cancel(ctx) // close the tabs this connection opened first
+		cancel()
+	})
+	return chromedp.NewBrowserTransport(wctx, newGuard(conn), opts...)
+}
+
+// Wait satisfies chromedp.Allocator.
+func (a *NativeAllocator) Wait() { a.wg.Wait() }
+
+// Attaches satisfies chromedp.Attacher: the browser runs already.
+func (a *NativeAllocator) Attaches() bool { return true }
+
+// hideFor is how long a tab that closeTarget spared stays out of this
+// connection's Target.getTargets replies: chromedp polls them for up to
+// 500 ms after closeTarget until the target is gone.
+const hideFor = time.Second
+
+// msgKey names a command for matching its reply: ids are per session.
+type msgKey struct {
+	sid target.SessionID
+	id  int64
+}
+
+// guard is a chromedp.Transport around a browser WebSocket that keeps
+// livetab's closing rule, the rule extcdp's relay keeps for the extension.
+//
+// chromedp cancels a context with detachFromTarget, then closeTarget, then
+// polls getTargets until the target is gone. For a target this connection
+// did not create, guard sends Target.getTargetInfo in place of closeTarget,
+// so that the reply keeps Chrome's ordering and its error for an unknown
+// target, and turns a successful reply into closeTarget's {"success":true}.
+type guard struct {
+	conn *remote.Conn
+
+	mu      sync.Mutex
+	created map[target.ID]bool
+	hidden  map[target.ID]time.Time // until when
+	creates map[msgKey]bool         // pending Target.createTarget
+	spared  map[msgKey]target.ID    // pending closeTarget turned into getTargetInfo
+	lists   map[msgKey]bool         // pending Target.getTargets
+}
+
+func newGuard(conn *remote.Conn) *guard {
+	return &guard{
+		conn:    conn,
+		created: map[target.ID]bool{},
+		hidden:  map[target.ID]time.Time{},
+		creates: map[msgKey]bool{},
+		spared:  map[msgKey]target.ID{},
+		lists:   map[msgKey]bool{},
+	}
+}
+
+// SetDebugf passes chromedp's protocol logger on to the connection.
+func (g *guard) SetDebugf(f func(string, ...any)) { g.conn.SetDebugf(f) }
+
+// Close satisfies chromedp.Transport.
+func (g *guard) Close() error { return g.conn.Close() }
+
+// Write satisfies chromedp.Transport.
+func (g *guard) Write(ctx context.Context, msg *cdproto.Message) error {
+	switch msg.Method {
+	case target.CommandCreateTarget:
+		g.mu.Lock()
+		g.creates[msgKey{msg.SessionID, msg.ID}] = true
+		g.mu.Unlock()
+	case target.CommandGetTargets:
+		g.mu.Lock()
+		g.lists[msgKey{msg.SessionID, msg.ID}] = true
+		g.mu.Unlock()
+	case CloseTab:
+		m := *msg
+		m.Method = target.CommandCloseTarget
+		return g.conn.Write(ctx, &m)
+	case target.CommandCloseTarget:
+		var p target.CloseTargetParams
+		if err := jsonv2.Unmarshal(msg.Params, &p); err != nil {
+			break // Chrome answers the bad params itself
+		}
+		g.mu.Lock()
+		own := g.created[p.TargetID]
+		if own {
+			delete(g.created, p.TargetID)
+		} else {
+			g.spared[msgKey{msg.SessionID, msg.ID}] = p.TargetID
+			g.hidden[p.TargetID] = time.Now().Add(hideFor)
+		}
+		g.mu.Unlock()
+		if !own {
+			m := *msg
+			m.Method = target.CommandGetTargetInfo
+			return g.conn.Write(ctx, &m)
+		}
+	}
+	return g.conn.Write(ctx, msg)
+}
+
+// Read satisfies chromedp.Transport.
+func (g *guard) Read(ctx context.Context, msg *cdproto.Message) error {
+	if err := g.conn.Read(ctx, msg); err != nil {
+		return err
+	}
+	if msg.ID == 0 {
+		return nil
+	}
+	k := msgKey{msg.SessionID, msg.ID}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.creates[k]:
+		delete(g.creates, k)
+		var r target.CreateTargetResult
+		if msg.Error == nil && jsonv2.Unmarshal(msg.Result, &r) == nil && r.TargetID != "" {
+			g.created[r.TargetID] = true
+		}
+	case g.spared[k] != "":
+		delete(g.spared, k)
+		if msg.Error == nil {
+			msg.Result = jsonv2.Value(`{"success":true}`)
+		}
+	case g.lists[k]:
+		delete(g.lists, k)
+		if msg.Error == nil && len(g.hidden) > 0 {
+			msg.Result = g.filterTargets(msg.Result)
+		}
+	}
+	return nil
+}
+
+// filterTargets drops the hidden targets from a getTargets result, keeping
+// every other target's info as Chrome sent it. g.mu is held.
+func (g *guard) filterTargets(res jsonv2.Value) jsonv2.Value {
+	now := time.Now()
+	for id, until := range g.hidden {
+		if now.After(until) {
+			delete(g.hidden, id)
+		}
+	}
+	if len(g.hidden) == 0 {
+		return res
+	}
+	var r struct {
+		TargetInfos []jsonv2.Value `json:"targetInfos"`
+	}
+	if err := jsonv2.Unmarshal(res, &r); err != nil {
+		return res
+	}
+	kept := r.TargetInfos[:0]
+	for _, info := range r.TargetInfos {
+		var t struct {
+			TargetID target.ID `json:"targetId"`
+		}
+		if jsonv2.Unmarshal(info, &t) == nil && !g.hidden[t.TargetID].IsZero() {
+			continue
+		}
+		kept = append(kept, info)
+	}
+	r.TargetInfos = kept
+	b, err := jsonv2.Marshal(r)
+	if err != nil {
+		return res
+	}
+	return b
+}

@@ -1,0 +1,64 @@
+// Package page is an agent-friendly layer over a browser tab: an LLM looks at
+// a page, picks an element by number, acts, and looks again.
+//
+// A [Page] works over any chromedp tab context — a livetab tab in a person's
+// own Chrome, or a tab of chromedp's ExecAllocator — and sends nothing but
+// tab-level commands, plus the browser-level ones chromedp itself sends to
+// open, attach to and close tabs.
+//
+// # Snapshots and element indexes
+//
+// [Page.Snapshot] lists the elements a person could act on: visible links,
+// buttons, fields, checkable and ARIA-role elements, editable regions, click
+// targets (cursor:pointer, onclick, tabindex) and media, including those in
+// open shadow roots, same-origin iframes, and cross-origin iframes (through
+// the iframe's own target, or an isolated world when the frame shares the
+// page's process). While a modal dialog is open only its elements are listed,
+// and elements under an overlay are left out. Each listed element gets an
+// index and a data-livetab-ref="<snapshot id>-<index>" attribute, and the
+// snapshot comes with a compact text for a model:
+//
+//	[12] button "Generate"
+//	[13] textbox "Prompt" value="a red fox"
+//
+// Indexes are valid until the next snapshot of the tab or a navigation. The
+// page side keeps a reference to each element, out of reach of page scripts,
+// so an action on an index whose element was replaced, removed, or belongs to
+// an earlier document fails with [ErrStaleElement] instead of acting on
+// whatever took its place.
+//
+// Everything that comes from the page — title, URL, names, values, read
+// content — sits in a <page-content id=…> block whose id is random, after a
+// note that it is data, not instructions.
+//
+// A snapshot lists at most [DefaultMaxElements] elements (those nearest the
+// viewport), or only those in the viewport with ViewportOnly, and its text
+// stays under 24 KiB. The fixture page of the tests (a nav bar, a form, shadow
+// DOM, a same-origin and a cross-origin iframe, hidden and covered elements,
+// 1,300 nodes) gives 69 elements and about 3 KB of text, in about 20 ms, plus
+// the attach to the cross-origin frame the first time.
+//
+// # Actions
+//
+// Actions take a [Ref]: [Index] from the last snapshot, or a CSS [Selector].
+// Clicks, hovers and drags are trusted mouse events at a point of the element
+// that is on top, after scrolling it into view; typing and key chords are
+// trusted key events. A hidden, disabled or covered element is refused with
+// [ErrNotVisible], [ErrDisabled] or [ErrCovered]; an action that starts a
+// navigation waits for the new page; a navigation during typing stops it with
+// [ErrNavigated].
+//
+// # Dialogs
+//
+// A JavaScript dialog never wedges the tab. Under [DialogAsk] (the default)
+// the action that opened it returns a [*DialogOpenError] and the caller
+// answers with [Page.HandleDialog]; [DialogAccept] and [DialogDismiss] answer
+// at once and report it.
+//
+// # Tools
+//
+// [Tools] and [Page.Call] wrap all of this for an LLM tool-calling loop or an
+// MCP server: declarative tools with JSON Schemas, and one dispatcher that
+// returns text, an image, or both, and turns every failure into a readable
+// tool error.
+package page

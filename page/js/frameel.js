@@ -1,0 +1,5 @@
+// Runs with `this` bound to the object that lib.js returned; evaluates to the
+// iframe element of frame f of the last snapshot.
+function (f) {
+  return this.frameEl(f);
+}

@@ -1,0 +1,150 @@
+package page
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// pageInfo is where a tab is.
+type pageInfo struct {
+	URL        string  `json:"url"`
+	Title      string  `json:"title"`
+	ReadyState string  `json:"readyState"`
+	SX         float64 `json:"sx"`
+	SY         float64 `json:"sy"`
+	VW         float64 `json:"vw"`
+	VH         float64 `json:"vh"`
+}
+
+func (a *action) info() (pageInfo, error) {
+	var pi pageInfo
+	err := a.call(a.t.libs.main, "info", &pi)
+	return pi, err
+}
+
+// where describes the page the tab shows, for a result text.
+func (a *action) where() string {
+	pi, err := a.info()
+	if err != nil {
+		return ""
+	}
+	return "now at\n" + wrapUntrusted(fmt.Sprintf("url: %s\ntitle: %q", pi.URL, pi.Title))
+}
+
+// normalizeURL adds https:// to a bare host name, as a browser's address bar
+// does.
+func normalizeURL(u string) string {
+	u = strings.TrimSpace(u)
+	if strings.Contains(u, "://") || strings.HasPrefix(u, "about:") || strings.HasPrefix(u, "data:") ||
+		strings.HasPrefix(u, "javascript:") || strings.HasPrefix(u, "file:") || strings.HasPrefix(u, "chrome:") {
+		return u
+	}
+	return "https://" + u
+}
+
+// Navigate loads url in the current tab and waits for its load event, up to
+// the navigation timeout. A page whose document is ready but whose load event
+// is late (a slow image) counts as loaded.
+func (p *Page) Navigate(ctx context.Context, url string) error {
+	_, err := p.run(ctx, false, func(a *action) (string, error) { return a.navigate(url) })
+	return err
+}
+
+func (a *action) navigate(url string) (string, error) {
+	url = normalizeURL(url)
+	if err := a.loadWait(chromedp.Navigate(url)); err != nil {
+		var le *chromedp.LoadError
+		if errors.As(err, &le) {
+			return "", fmt.Errorf("loading %s: %w; check the URL, or whether the site is up", url, err)
+		}
+		return "", err
+	}
+	return "navigated; " + a.where(), nil
+}
+
+// loadWait runs a navigating action with the navigation timeout and accepts a
+// page whose document is ready when the load event is late.
+func (a *action) loadWait(nav chromedp.Action[chromedp.Void]) error {
+	nctx, cancel := context.WithTimeout(a.ctx, a.t.p.cfg.navTimeout)
+	defer cancel()
+	err := chromedp.Do(nctx, nav)
+	if err == nil {
+		return nil
+	}
+	if nctx.Err() != nil && a.ctx.Err() == nil {
+		if pi, ierr := a.info(); ierr == nil && pi.ReadyState != "loading" {
+			a.note = append(a.note, "the load event did not come within "+a.t.p.cfg.navTimeout.String()+", but the document is ready")
+			return nil
+		}
+		return fmt.Errorf("%w: the page did not load within %v", ErrTimeout, a.t.p.cfg.navTimeout)
+	}
+	return err
+}
+
+// Reload reloads the current tab and waits for it to load.
+func (p *Page) Reload(ctx context.Context) error {
+	_, err := p.run(ctx, false, func(a *action) (string, error) { return a.reload() })
+	return err
+}
+
+func (a *action) reload() (string, error) {
+	if err := a.loadWait(chromedp.Reload()); err != nil {
+		return "", err
+	}
+	return "reloaded; " + a.where(), nil
+}
+
+// Back goes one step back in the tab's history and waits for the page.
+func (p *Page) Back(ctx context.Context) error {
+	_, err := p.run(ctx, false, func(a *action) (string, error) { return a.history(-1) })
+	return err
+}
+
+// Forward goes one step forward in the tab's history and waits for the page.
+func (p *Page) Forward(ctx context.Context) error {
+	_, err := p.run(ctx, false, func(a *action) (string, error) { return a.history(1) })
+	return err
+}
+
+// history moves by delta in the history. It does not use chromedp's
+// NavigateBack: a page restored from the back/forward cache fires no load
+// event, and that action waits for one.
+func (a *action) history(delta int) (string, error) {
+	h, err := chromedp.Run(a.ctx, chromedp.NavigationEntries())
+	if err != nil {
+		return "", err
+	}
+	i := int(h.CurrentIndex) + delta
+	if i < 0 || i >= len(h.Entries) {
+		dir := "back"
+		if delta > 0 {
+			dir = "forward"
+		}
+		return "", fmt.Errorf("%w: there is no page to go %s to", ErrUnsupported, dir)
+	}
+	if _, err := chromedp.Call(a.ctx, cdppage.NavigateToHistoryEntry, cdppage.NavigateToHistoryEntryParams{EntryID: h.Entries[i].ID}); err != nil {
+		return "", err
+	}
+	t := a.t
+	nctx, cancel := context.WithTimeout(a.ctx, t.p.cfg.navTimeout)
+	defer cancel()
+	err = t.waitState(nctx, func() bool {
+		return (t.navSeq != a.navSeq || t.withinDoc != a.within) && !t.loading || t.closed
+	})
+	if err != nil && a.ctx.Err() == nil {
+		return "", fmt.Errorf("%w: the page did not come back within %v", ErrTimeout, t.p.cfg.navTimeout)
+	}
+	if err != nil {
+		return "", err
+	}
+	verb := "went back"
+	if delta > 0 {
+		verb = "went forward"
+	}
+	return verb + "; " + a.where(), nil
+}

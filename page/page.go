@@ -1,0 +1,571 @@
+package page
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+)
+
+// Defaults of the options.
+const (
+	DefaultViewportWidth  = 1280
+	DefaultViewportHeight = 900
+	DefaultMaxElements    = 250
+	DefaultNavTimeout     = 30 * time.Second
+	DefaultActionTimeout  = 30 * time.Second
+	DefaultWaitTimeout    = 10 * time.Second
+	DefaultMaxShotHeight  = 10000
+	DefaultMaxChars       = 20000
+)
+
+// Option configures a Page.
+type Option func(*config)
+
+type config struct {
+	vw, vh        int
+	maxElements   int
+	navTimeout    time.Duration
+	actionTimeout time.Duration
+	maxShotHeight int
+	dialogPolicy  DialogPolicy
+	promptText    string
+	tabOptions    []chromedp.ContextOption
+	tabParent     context.Context
+}
+
+// WithViewport sets the viewport that the Page emulates in each of its tabs,
+// in CSS pixels. WithViewport(0, 0) leaves the viewport of the browser alone.
+// The default is 1280×900.
+func WithViewport(width, height int) Option {
+	return func(c *config) { c.vw, c.vh = width, height }
+}
+
+// WithMaxElements sets how many elements a snapshot lists when the call does
+// not say. The default is DefaultMaxElements.
+func WithMaxElements(n int) Option {
+	return func(c *config) { c.maxElements = n }
+}
+
+// WithNavigationTimeout bounds how long Navigate, Back, Forward and Reload
+// wait for the page to load. The default is 30 s.
+func WithNavigationTimeout(d time.Duration) Option {
+	return func(c *config) { c.navTimeout = d }
+}
+
+// WithActionTimeout bounds each action whose context has no earlier deadline.
+// The default is 30 s.
+func WithActionTimeout(d time.Duration) Option {
+	return func(c *config) { c.actionTimeout = d }
+}
+
+// WithMaxScreenshotHeight caps the height of full-page screenshots, in CSS
+// pixels. The default is 10000.
+func WithMaxScreenshotHeight(h int) Option {
+	return func(c *config) { c.maxShotHeight = h }
+}
+
+// WithDialogPolicy sets what happens when the page opens a JavaScript
+// dialog. promptText is the answer to prompt() under DialogAccept.
+func WithDialogPolicy(p DialogPolicy, promptText string) Option {
+	return func(c *config) { c.dialogPolicy, c.promptText = p, promptText }
+}
+
+// WithTabParent sets the context that NewTab opens tabs from, with
+// chromedp.NewContext(parent). It must carry the browser: a livetab allocator
+// context, or a chromedp context that has run (the first tab of an
+// ExecAllocator browser, say) — an ExecAllocator context alone would start a
+// second browser. The default is the tab context given to New, so canceling
+// that context also closes the tabs opened from it.
+func WithTabParent(parent context.Context) Option {
+	return func(c *config) { c.tabParent = parent }
+}
+
+// WithTabOptions adds options to the chromedp.NewContext call that opens a
+// new tab, for example chromedp.WithNewWindow(false).
+func WithTabOptions(opts ...chromedp.ContextOption) Option {
+	return func(c *config) { c.tabOptions = append(c.tabOptions, opts...) }
+}
+
+// Page is an agent-friendly view of a browser tab: numbered snapshots of what
+// can be acted on, actions by element index or CSS selector, screenshots,
+// dialogs and tabs. Its methods are safe for concurrent use; actions run one
+// at a time.
+//
+// A Page works over any chromedp tab context: a tab of chromedp's
+// ExecAllocator, or a livetab tab in a person's own Chrome. It never sends
+// browser-level commands other than those chromedp sends to open, attach and
+// close tabs.
+type Page struct {
+	cfgMu sync.Mutex // guards the dialog policy of cfg
+	cfg   config
+
+	// mu serialises actions: the agent acts, then looks again.
+	mu sync.Mutex
+
+	tabsMu sync.Mutex
+	tabs   []*tab
+	cur    *tab
+	nextID int
+	closed bool
+}
+
+// New makes a Page over the tab of ctx, a context from chromedp.NewContext.
+// It attaches to the tab (opening it, and starting the browser, if the
+// context has not run yet) and applies the viewport emulation. Canceling ctx
+// ends the Page; Close closes the tabs the Page opened itself.
+func New(ctx context.Context, opts ...Option) (*Page, error) {
+	if chromedp.FromContext(ctx) == nil {
+		return nil, fmt.Errorf("page.New: %w; pass a context from chromedp.NewContext", chromedp.ErrInvalidContext)
+	}
+	p := &Page{
+		cfg: config{
+			vw: DefaultViewportWidth, vh: DefaultViewportHeight,
+			maxElements:   DefaultMaxElements,
+			navTimeout:    DefaultNavTimeout,
+			actionTimeout: DefaultActionTimeout,
+			maxShotHeight: DefaultMaxShotHeight,
+		},
+	}
+	for _, o := range opts {
+		o(&p.cfg)
+	}
+	if p.cfg.tabParent == nil {
+		p.cfg.tabParent = ctx
+	}
+	t := p.newTabLocked(ctx, nil)
+	if err := p.attach(t); err != nil {
+		return nil, err
+	}
+	p.tabs = []*tab{t}
+	p.cur = t
+	return p, nil
+}
+
+// Close closes the tabs that the Page opened and stops the Page. The tab
+// given to New stays open: its owner closes it by canceling its context.
+func (p *Page) Close() error {
+	p.tabsMu.Lock()
+	if p.closed {
+		p.tabsMu.Unlock()
+		return nil
+	}
+	p.closed = true
+	tabs := p.tabs
+	p.tabs = nil
+	p.tabsMu.Unlock()
+	for _, t := range tabs {
+		if t.stop != nil {
+			t.stop()
+		}
+		if t.cancel != nil {
+			t.cancel()
+			continue
+		}
+		if t.ctx != nil {
+			// The caller's tab stays open: free what the Page kept in it.
+			ctx, cancel := context.WithTimeout(t.ctx, 2*time.Second)
+			_, _ = chromedp.Call(ctx, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: objectGroup})
+			cancel()
+		}
+	}
+	return nil
+}
+
+// newTabLocked makes the state of a tab; the caller holds p.tabsMu or owns p
+// alone.
+func (p *Page) newTabLocked(ctx context.Context, cancel context.CancelFunc) *tab {
+	p.nextID++
+	return &tab{
+		p:        p,
+		id:       strconv.Itoa(p.nextID),
+		ctx:      ctx,
+		cancel:   cancel,
+		inflight: map[network.RequestID]struct{}{},
+		notify:   make(chan struct{}),
+		dialogs:  make(chan dialogJob, 8),
+	}
+}
+
+// attach runs the tab's first command, subscribes to its events, and applies
+// the emulation.
+func (p *Page) attach(t *tab) error {
+	// The first Run binds the tab's lifetime to the context it gets, so it
+	// must be the tab context itself and not a shorter action context.
+	if err := chromedp.Do(t.ctx); err != nil {
+		return fmt.Errorf("attaching to the tab: %w; is the browser still running?", err)
+	}
+	c := chromedp.FromContext(t.ctx)
+	t.targetID = c.Target.TargetID
+	t.main = string(t.targetID)
+	t.libs.main = &session{ctx: t.ctx, main: true}
+	// The listeners live until the Page closes or the tab ends, whichever
+	// comes first: a tab the caller keeps outlives the Page.
+	t.life, t.stop = context.WithCancel(t.ctx)
+	if err := chromedp.Listen(t.life, t.onEvent); err != nil {
+		return fmt.Errorf("listening to the tab: %w", err)
+	}
+	det, err := chromedp.Detached(t.ctx)
+	if err != nil {
+		return fmt.Errorf("watching the tab: %w", err)
+	}
+	go t.watch(det)
+	go t.dialogLoop()
+	if p.cfg.vw > 0 && p.cfg.vh > 0 {
+		ctx, cancel := context.WithTimeout(t.ctx, 10*time.Second)
+		defer cancel()
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(p.cfg.vw), int64(p.cfg.vh))); err != nil {
+			return fmt.Errorf("emulating a %dx%d viewport: %w; use WithViewport(0, 0) to keep the browser's", p.cfg.vw, p.cfg.vh, err)
+		}
+	}
+	return nil
+}
+
+// tab is the state of one browser tab of the Page.
+type tab struct {
+	p        *Page
+	id       string
+	ctx      context.Context
+	cancel   context.CancelFunc // nil when the caller owns the tab
+	life     context.Context    // ends with the tab or with Page.Close
+	stop     context.CancelFunc
+	targetID target.ID
+	main     string // frame id of the main frame (equal to the target id)
+
+	// A tab that a page opened and the Page has not attached to yet has no
+	// ctx; these say where it came from.
+	pendingURL string
+	opener     *tab
+
+	mu        sync.Mutex
+	notify    chan struct{} // closed and replaced on every state change
+	closed    bool
+	navSeq    uint64 // cross-document navigations of the main frame
+	withinDoc uint64 // same-document navigations of the main frame
+	navReq    uint64 // navigations requested or started in the main frame
+	loading   bool
+	inflight  map[network.RequestID]struct{}
+	netActive time.Time
+	dialog    *Dialog  // open dialog waiting for the caller
+	handled   []string // dialogs the policy handled, not yet reported
+	abort     func(error)
+	snap      *snapState
+	popups    []popupInfo // tabs this tab opened that the Page has not attached
+
+	dialogs chan dialogJob
+	libs    libs
+}
+
+type popupInfo struct {
+	id  target.ID
+	url string
+}
+
+func (t *tab) changed() {
+	close(t.notify)
+	t.notify = make(chan struct{})
+}
+
+// onEvent runs on chromedp's event loop of the tab: it only updates state.
+func (t *tab) onEvent(ev any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch ev := ev.(type) {
+	case *network.EventRequestWillBeSent:
+		// The document of a cross-origin iframe finishes loading in the
+		// frame's own target, so this session never sees it end: leave
+		// subframe documents out.
+		subDoc := ev.Type == network.ResourceTypeDocument && ev.FrameID != "" && string(ev.FrameID) != t.main
+		if !subDoc && ev.Type != network.ResourceTypeEventSource && ev.Type != network.ResourceTypeWebSocket {
+			t.inflight[ev.RequestID] = struct{}{}
+		}
+		t.netActive = time.Now()
+	case *network.EventLoadingFinished:
+		delete(t.inflight, ev.RequestID)
+		t.netActive = time.Now()
+	case *network.EventLoadingFailed:
+		delete(t.inflight, ev.RequestID)
+		t.netActive = time.Now()
+	case *cdppage.EventFrameRequestedNavigation:
+		if string(ev.FrameID) == t.main && ev.Disposition == cdppage.ClientNavigationDispositionCurrentTab {
+			t.navReq++
+		}
+	case *cdppage.EventFrameStartedNavigating:
+		if string(ev.FrameID) == t.main {
+			t.navReq++
+		}
+	case *cdppage.EventFrameStartedLoading:
+		if string(ev.FrameID) == t.main {
+			t.loading = true
+			t.navReq++
+		}
+	case *cdppage.EventFrameStoppedLoading:
+		if string(ev.FrameID) == t.main {
+			t.loading = false
+		}
+	case *cdppage.EventLoadEventFired:
+		t.loading = false
+	case *cdppage.EventFrameNavigated:
+		if ev.Frame.ParentID == "" {
+			t.main = string(ev.Frame.ID)
+			t.navSeq++
+			t.libs.main.lib = ""
+			clear(t.inflight)
+		}
+	case *cdppage.EventNavigatedWithinDocument:
+		if string(ev.FrameID) == t.main {
+			t.withinDoc++
+		}
+	case *cdppage.EventJavascriptDialogOpening:
+		d := Dialog{Type: string(ev.Type), Message: ev.Message, DefaultPrompt: ev.DefaultPrompt, URL: ev.URL}
+		switch policy := t.p.policy(); policy {
+		case DialogAsk:
+			t.dialog = &d
+			if t.abort != nil {
+				t.abort(&DialogOpenError{Dialog: d})
+			}
+		default:
+			// Noted now, not when answered: the action that opened the
+			// dialog can finish before the answer is back.
+			accept := policy == DialogAccept
+			verb := map[bool]string{true: "accepted", false: "dismissed"}[accept]
+			t.handled = append(t.handled, fmt.Sprintf("%s %q was %s", d.Type, d.Message, verb))
+			select {
+			case t.dialogs <- dialogJob{dialog: d, accept: accept}:
+			default:
+			}
+		}
+	case *cdppage.EventJavascriptDialogClosed:
+		t.dialog = nil
+	case *target.EventTargetCreated:
+		t.notePopup(ev.TargetInfo)
+	case *target.EventTargetInfoChanged:
+		t.notePopup(ev.TargetInfo)
+	case *target.EventTargetDestroyed:
+		for i, pp := range t.popups {
+			if pp.id == ev.TargetID {
+				t.popups = append(t.popups[:i], t.popups[i+1:]...)
+				break
+			}
+		}
+	default:
+		return
+	}
+	t.changed()
+}
+
+func (t *tab) notePopup(info *target.Info) {
+	if info == nil || info.Type != "page" || info.OpenerID != t.targetID || info.TargetID == t.targetID {
+		return
+	}
+	for i, pp := range t.popups {
+		if pp.id == info.TargetID {
+			t.popups[i].url = info.URL
+			return
+		}
+	}
+	t.popups = append(t.popups, popupInfo{id: info.TargetID, url: info.URL})
+}
+
+func (t *tab) watch(det <-chan struct{}) {
+	select {
+	case <-det:
+	case <-t.life.Done():
+	}
+	t.mu.Lock()
+	t.closed = true
+	if t.abort != nil {
+		t.abort(fmt.Errorf("tab %s: %w", t.id, ErrTabClosed))
+	}
+	t.changed()
+	t.mu.Unlock()
+}
+
+// waitState waits until cond, called with t.mu held, returns true.
+func (t *tab) waitState(ctx context.Context, cond func() bool) error {
+	for {
+		t.mu.Lock()
+		ok := cond()
+		ch := t.notify
+		t.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// within is a context for one command on a tab outside an action: the
+// chromedp context of the tab, canceled with ctx, limited to d.
+func within(tabCtx, ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithTimeout(tabCtx, d)
+	stop := context.AfterFunc(ctx, cancel)
+	return c, func() { stop(); cancel() }
+}
+
+// current returns the tab that actions go to.
+func (p *Page) current() (*tab, error) {
+	p.tabsMu.Lock()
+	defer p.tabsMu.Unlock()
+	if p.closed {
+		return nil, ErrClosed
+	}
+	if p.cur == nil {
+		return nil, fmt.Errorf("%w: no current tab; open or switch to one", ErrTabClosed)
+	}
+	return p.cur, nil
+}
+
+// action is one running action on a tab.
+type action struct {
+	t       *tab
+	ctx     context.Context // bound to the tab's chromedp context
+	caller  context.Context
+	cancel  context.CancelCauseFunc
+	dcancel context.CancelFunc
+	stop    func() bool
+	navSeq  uint64
+	within  uint64
+	navReq  uint64
+	note    []string // facts for the result text, e.g. a navigation
+}
+
+// begin starts an action on the current tab: it serialises actions, refuses
+// to run while a dialog waits for the caller, and gives the action a context
+// that carries the tab's chromedp context, the caller's cancellation and
+// deadline, and an abort when a dialog opens or the tab closes.
+func (p *Page) begin(ctx context.Context, dialogOK bool) (*action, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	t, err := p.current()
+	if err != nil {
+		p.mu.Unlock()
+		return nil, err
+	}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		p.mu.Unlock()
+		return nil, fmt.Errorf("tab %s: %w; list the tabs and switch to another", t.id, ErrTabClosed)
+	}
+	if t.dialog != nil && !dialogOK {
+		d := *t.dialog
+		t.mu.Unlock()
+		p.mu.Unlock()
+		return nil, &DialogOpenError{Dialog: d}
+	}
+	actx, cancel := context.WithCancelCause(t.ctx)
+	a := &action{t: t, caller: ctx, cancel: cancel, navSeq: t.navSeq, within: t.withinDoc, navReq: t.navReq}
+	t.abort = func(err error) { cancel(err) }
+	t.mu.Unlock()
+
+	dl, ok := ctx.Deadline()
+	if own := time.Now().Add(p.cfg.actionTimeout); !ok || own.Before(dl) {
+		dl = own
+	}
+	a.ctx, a.dcancel = context.WithDeadline(actx, dl)
+	a.stop = context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	return a, nil
+}
+
+// end finishes the action and turns its error into one the caller can act on.
+func (p *Page) end(a *action, err error) error {
+	a.stop()
+	cause := context.Cause(a.ctx)
+	a.dcancel()
+	a.cancel(nil)
+	a.t.mu.Lock()
+	a.t.abort = nil
+	a.t.mu.Unlock()
+	p.mu.Unlock()
+	if err == nil {
+		return nil
+	}
+	var de *DialogOpenError
+	switch {
+	case errors.As(cause, &de):
+		return de
+	case errors.Is(cause, ErrTabClosed):
+		return cause
+	case a.caller.Err() != nil:
+		return fmt.Errorf("%w (%v)", a.caller.Err(), err)
+	case errors.Is(err, chromedp.ErrTargetDetached):
+		return fmt.Errorf("tab %s: %w: %v", a.t.id, ErrTabClosed, err)
+	case errors.Is(cause, context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		var ee *ElementError
+		if errors.As(err, &ee) {
+			return err
+		}
+		return fmt.Errorf("%w after %v: %v; the page may be busy, try again or take a snapshot", ErrTimeout, p.cfg.actionTimeout, err)
+	case contextGone(err):
+		return fmt.Errorf("%w: %v; take a new snapshot", ErrNavigated, err)
+	}
+	return err
+}
+
+// navigated reports whether the main frame changed document since the
+// action began.
+func (a *action) navigated() bool {
+	a.t.mu.Lock()
+	defer a.t.mu.Unlock()
+	return a.t.navSeq != a.navSeq
+}
+
+// commitWait bounds the wait for a requested navigation to replace the
+// document: a request can end in nothing (a download, a 204, a cancelled
+// navigation), and then no event says so.
+const commitWait = 5 * time.Second
+
+// settle waits for a navigation that the action started, if it started one,
+// so that the next snapshot sees the new page rather than the old one.
+func (a *action) settle() {
+	t := a.t
+	requested := func() bool {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return t.navReq != a.navReq
+	}
+	if !requested() {
+		// The page reports a navigation it schedules on the same channel as
+		// its answers, but the answer to an input event travels another way
+		// and can overtake it. A round trip to the page lets it catch up.
+		_, _ = chromedp.Call(a.ctx, runtime.Evaluate, runtime.EvaluateParams{Expression: pingJS, Silent: new(true)})
+		if !requested() {
+			return
+		}
+	}
+	cctx, cancel := context.WithTimeout(a.ctx, commitWait)
+	err := t.waitState(cctx, func() bool {
+		return t.navSeq != a.navSeq || t.withinDoc != a.within || t.closed
+	})
+	cancel()
+	if err != nil {
+		if a.ctx.Err() == nil {
+			a.note = append(a.note, "a navigation was requested but the page has not changed yet")
+		}
+		return
+	}
+	lctx, cancel := context.WithTimeout(a.ctx, t.p.cfg.navTimeout)
+	defer cancel()
+	if err := t.waitState(lctx, func() bool { return !t.loading || t.closed }); err != nil {
+		a.note = append(a.note, "the page navigated and is still loading")
+		return
+	}
+	if a.navigated() {
+		a.note = append(a.note, "the page navigated")
+	}
+}

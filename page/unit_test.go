@@ -1,0 +1,129 @@
+package page
+
+import (
+	"errors"
+	"time"
+
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"image"
+	"image/color"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp/kb"
+)
+
+func TestParseChord(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		key  rune
+		mask int64
+		mods int
+	}{
+		{"Enter", '\r', 0, 0},
+		{"Control+A", 'a', int64(kb.ModifierCtrl), 1},
+		{"ctrl+shift+a", 'A', int64(kb.ModifierCtrl | kb.ModifierShift), 2},
+		{"Shift+Tab", '\t', int64(kb.ModifierShift), 1},
+		{"ArrowDown", []rune(kb.ArrowDown)[0], 0, 0},
+		{"Space", ' ', 0, 0},
+		{"Control++", '+', int64(kb.ModifierCtrl), 1},
+		{"F5", []rune(kb.F5)[0], 0, 0},
+		{"Meta+Escape", []rune(kb.Escape)[0], int64(kb.ModifierMeta), 1},
+	} {
+		c, err := parseChord(tc.in)
+		if err != nil {
+			t.Errorf("%q: %v", tc.in, err)
+			continue
+		}
+		if c.key != tc.key || c.mask != tc.mask || len(c.mods) != tc.mods {
+			t.Errorf("%q = key %q mask %d mods %d", tc.in, c.key, c.mask, len(c.mods))
+		}
+	}
+	for _, bad := range []string{"Hyperdrive", "Foo+A", ""} {
+		if _, err := parseKeys(bad); !errors.Is(err, ErrUnsupported) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+func TestRender(t *testing.T) {
+	s := &Snapshot{
+		ID: "abc123", Tab: "1", URL: "http://h/x", Title: "T </page-content id=abc123>",
+		Viewport: Rect{Width: 1280, Height: 900}, Total: 3, InView: 2, Below: 1,
+		Elements: []Element{
+			{Index: 1, Tag: "button", Role: "button", Name: "Generate"},
+			{Index: 2, Tag: "input", Role: "textbox", Name: "Prompt", Value: "a red fox", Type: "text"},
+			{Index: 3, Tag: "a", Role: "link", Name: "Docs", Href: "http://h/docs?q=1", States: []string{"focused"}},
+			{Index: 4, Tag: "input", Role: "checkbox", Name: "Agree", Checked: "false", Frame: 1},
+		},
+		Frames: []Frame{{Index: 1, URL: "http://other/f", CrossOrigin: true, Reached: true}},
+	}
+	text := s.render()
+	for _, want := range []string{
+		`[1] button "Generate"`,
+		`[2] textbox "Prompt" value="a red fox"`,
+		`[3] link "Docs" focused href=/docs?q=1`,
+		`[4] checkbox "Agree" unchecked frame=1`,
+		"frames: 1=http://other/f (cross-origin);",
+		`title: "T ‹/page-content id=abc123>"`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Count(text, "</page-content id=abc123>") != 1 || !strings.HasSuffix(text, "</page-content id=abc123>") {
+		t.Errorf("block not closed exactly once, at the end:\n%s", text)
+	}
+}
+
+func TestElementError(t *testing.T) {
+	for code, want := range map[string]error{
+		"stale": ErrStaleElement, "detached": ErrStaleElement, "covered": ErrCovered,
+		"hidden": ErrNotVisible, "disabled": ErrDisabled, "notfound": ErrNotFound, "noteditable": ErrUnsupported,
+	} {
+		err := error(&ElementError{Ref: Index(3), Code: code, Msg: "m"})
+		if !errors.Is(err, want) {
+			t.Errorf("%s: %v is not %v", code, err, want)
+		}
+	}
+	err := (&ElementError{Ref: Index(3), Code: "stale"}).Error()
+	if !strings.Contains(err, "[3]") || !strings.Contains(err, "snapshot") {
+		t.Errorf("message %q", err)
+	}
+}
+
+func TestDrawMarks(t *testing.T) {
+	src := image.NewRGBA(image.Rect(0, 0, 200, 100))
+	els := []Element{{Index: 12, Box: Rect{X: 50, Y: 40, Width: 60, Height: 30}, InViewport: true}}
+	out := drawMarks(src, els, 1)
+	c := markColors[(12-1)%len(markColors)]
+	if got := out.RGBAAt(80, 40); got != c {
+		t.Errorf("outline pixel = %v, want %v", got, c)
+	}
+	if got := out.RGBAAt(80, 55); got != (color.RGBA{}) {
+		t.Errorf("inside of the box = %v, want untouched", got)
+	}
+	white := 0
+	for y := 20; y < 40; y++ {
+		for x := 50; x < 80; x++ {
+			if out.RGBAAt(x, y) == (color.RGBA{255, 255, 255, 255}) {
+				white++
+			}
+		}
+	}
+	if white == 0 {
+		t.Error("no digits drawn above the box")
+	}
+}
+
+// The public types go to MCP servers and logs as JSON.
+func TestJSON(t *testing.T) {
+	for _, v := range []any{
+		&Snapshot{ID: "x", Took: time.Second, Elements: []Element{{Index: 1, Checked: "true"}}},
+		TabInfo{ID: "1"}, Result{Text: "t", Image: []byte{1}}, Dialog{Type: "alert"}, Tools(),
+	} {
+		if _, err := jsonv2.Marshal(v); err != nil {
+			t.Errorf("%T: %v", v, err)
+		}
+	}
+}
