@@ -27,7 +27,27 @@ const (
 	// LivetabCloseTab closes {targetId} even when the user opened it: the
 	// explicit request the closing rule asks for.
 	LivetabCloseTab = "Livetab.closeTab"
+	// LivetabGetTabs returns {tabs: [{targetId, tabId, url, title, active,
+	// shared, createdByLivetab}]}: shared when the person shared the tab in
+	// the extension's popup.
+	LivetabGetTabs = "Livetab.getTabs"
+	// LivetabSetPolicy takes {sharedOnly, domains} and makes the extension
+	// enforce it for every client: it attaches only to shared tabs and tabs
+	// livetab opened (sharedOnly), and refuses navigations and tabs outside
+	// the domain globs. The relay pushes it again after a reconnect.
+	LivetabSetPolicy = "Livetab.setPolicy"
 )
+
+// TabEntry is one tab in Livetab.getTabs.
+type TabEntry struct {
+	TargetID target.ID `json:"targetId"`
+	TabID    int64     `json:"tabId"`
+	URL      string    `json:"url"`
+	Title    string    `json:"title"`
+	Active   bool      `json:"active"`
+	Shared   bool      `json:"shared"`
+	Created  bool      `json:"createdByLivetab"`
+}
 
 // livetabCommand answers a Livetab.* method; false when m is not one.
 func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid target.SessionID) bool {
@@ -80,6 +100,37 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 			c.failErr(m.ID, sid, fmt.Errorf("livetab: closing tab %d: %w", t.id, err))
 			return true
 		}
+		c.reply(m.ID, sid, nil)
+	case LivetabGetTabs:
+		if err := r.refreshTabs(ctx); err != nil {
+			c.failErr(m.ID, sid, err)
+			return true
+		}
+		r.mu.Lock()
+		tabs := []TabEntry{}
+		for _, t := range r.tabs {
+			if t.targetID != "" {
+				tabs = append(tabs, TabEntry{t.targetID, t.id, t.info.URL, t.info.Title, t.info.Active, t.info.Shared, t.created || t.info.Created})
+			}
+		}
+		r.mu.Unlock()
+		c.reply(m.ID, sid, map[string][]TabEntry{"tabs": tabs})
+	case LivetabSetPolicy:
+		var p wire.PolicyParams
+		if err := jsonv2.Unmarshal(m.Params, &p, wire.Options); err != nil {
+			c.fail(m.ID, sid, -32602, "Livetab.setPolicy: "+err.Error())
+			return true
+		}
+		if p.Domains == nil {
+			p.Domains = []string{}
+		}
+		if _, err := r.b.Call(ctx, wire.SetPolicy, 0, p); err != nil {
+			c.failErr(m.ID, sid, err)
+			return true
+		}
+		r.mu.Lock()
+		r.policy = &p
+		r.mu.Unlock()
 		c.reply(m.ID, sid, nil)
 	default:
 		return false

@@ -38,6 +38,9 @@ type Relay struct {
 	clients  map[*Client]struct{}
 
 	downloads downloadState
+	// policy is the last Livetab.setPolicy, pushed again to an extension
+	// that reconnects (its worker may have lost it with a browser restart).
+	policy *wire.PolicyParams
 }
 
 var (
@@ -365,6 +368,10 @@ func (r *Relay) reconcile(attached []int64) {
 		} else {
 			t.attached = true
 		}
+	}
+	if p := r.policy; p != nil {
+		params, _ := jsonv2.Marshal(p, wire.Options)
+		r.b.Go(context.Background(), &wire.Frame{Method: wire.SetPolicy, Params: params}, func(*wire.Frame, error) {})
 	}
 	go r.refreshTabs(context.Background())
 }

@@ -11,6 +11,7 @@ import {
   METHOD_NOT_FOUND, SERVER_ERROR, errorText, eventText, helloText, notifyText, parseError, replyText,
 } from './lib/frame.js';
 import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
+import { OPEN_POLICY, parsePolicy, urlAllowed } from './lib/policy.js';
 
 /**
  * @typedef {import('./lib/frame.js').Frame} Frame
@@ -58,6 +59,81 @@ const backoff = new Backoff(100, 5000);
 const reassembler = new Reassembler();
 /** @type {Set<number>} Tabs whose debugger this extension holds. */
 const ours = new Set();
+
+// ---- sharing and policy ----------------------------------------------------
+
+// The person shares tabs in the popup; livetab may also use the tabs it
+// opened. Go pushes a policy (ext.setPolicy) that this worker enforces too,
+// so a client that skips the Go layer cannot step outside it. All of it
+// lives in chrome.storage.session, so a worker restart keeps it.
+
+/** @type {Set<number>} */
+const shared = new Set();
+/** @type {Set<number>} */
+const created = new Set();
+let policy = OPEN_POLICY;
+const restored = chrome.storage.session.get(['shared', 'created', 'policy']).then((v) => {
+  for (const id of /** @type {number[]} */ (v.shared ?? [])) shared.add(id);
+  for (const id of /** @type {number[]} */ (v.created ?? [])) created.add(id);
+  if (v.policy) policy = parsePolicy(v.policy);
+}).catch(() => {});
+
+function persist() {
+  void chrome.storage.session.set({ shared: [...shared], created: [...created], policy }).catch(() => {});
+}
+
+/**
+ * Why the policy forbids debugging a tab, or '' when it allows it.
+ * @param {number} tabId
+ * @param {string} url
+ */
+function refusal(tabId, url) {
+  if (policy.sharedOnly && !shared.has(tabId) && !created.has(tabId)) {
+    return `tab ${tabId} is not shared with livetab: click the livetab icon on that tab and share it`;
+  }
+  if (!urlAllowed(url, policy.domains)) {
+    return `tab ${tabId} is at ${url}, outside the domains livetab may use (${policy.domains.join(', ')})`;
+  }
+  return '';
+}
+
+/**
+ * Detaches from a tab the policy no longer allows, and tells the bridge.
+ * @param {number} tabId
+ */
+async function letGo(tabId) {
+  if (!ours.has(tabId)) return;
+  ours.delete(tabId);
+  await chrome.debugger.detach({ tabId }).catch(() => {});
+  emit(notifyText('ext.detached', { tabId, reason: 'policy' }));
+  publish();
+}
+
+/**
+ * Shows on the tab itself whether it is shared.
+ * @param {number} tabId
+ */
+function badge(tabId) {
+  const on = shared.has(tabId);
+  void chrome.action.setBadgeText({ tabId, text: on ? 'ON' : '' }).catch(() => {});
+  if (on) void chrome.action.setBadgeBackgroundColor({ tabId, color: '#1a73e8' }).catch(() => {});
+  void chrome.action.setTitle({ tabId, title: on ? 'livetab: this tab is shared' : 'livetab' }).catch(() => {});
+}
+
+/**
+ * Shares or stops sharing a tab; called from the popup only.
+ * @param {number} tabId
+ * @param {boolean} on
+ */
+async function share(tabId, on) {
+  await restored;
+  if (on) shared.add(tabId); else shared.delete(tabId);
+  persist();
+  badge(tabId);
+  if (!on && refusal(tabId, '')) await letGo(tabId);
+  const tab = await chrome.tabs.get(tabId).catch(() => undefined);
+  if (tab) tabEvent('ext.tabUpdated', tab);
+}
 
 // ---- sending ---------------------------------------------------------------
 
@@ -355,6 +431,12 @@ function request(sock, f) {
   } else if (typeof f.tabId !== 'number') {
     send(sock, errorText(id, { code: SERVER_ERROR, message: `livetab: CDP command ${method} needs a tabId` }));
     return;
+  } else if (method === 'Page.navigate' && policy.domains.length && !urlAllowed(String(f.params?.url ?? ''), policy.domains)) {
+    send(sock, errorText(id, {
+      code: SERVER_ERROR,
+      message: `livetab policy: navigation to ${f.params?.url} is outside the domains livetab may use (${policy.domains.join(', ')})`,
+    }));
+    return;
   } else {
     p = chrome.debugger.sendCommand(
       f.sessionId === undefined ? { tabId: f.tabId } : { tabId: f.tabId, sessionId: f.sessionId },
@@ -409,6 +491,9 @@ async function targetOf(tabId, waitMs) {
 const ops = {
   async 'ext.attach'(params) {
     const tabId = tabIdOf(params, 'ext.attach');
+    await restored;
+    const why = refusal(tabId, (await chrome.tabs.get(tabId)).url ?? '');
+    if (why) throw new Error(`livetab policy: ${why}`);
     try {
       await chrome.debugger.attach({ tabId }, '1.3');
     } catch (e) {
@@ -446,11 +531,16 @@ const ops = {
 
   async 'ext.targets'() {
     const [tabs, targets] = await Promise.all([chrome.tabs.query({}), chrome.debugger.getTargets()]);
-    return { targets: mergeTabs(tabs, targets, ours) };
+    await restored;
+    return { targets: mergeTabs(tabs, targets, ours, shared, created) };
   },
 
   async 'ext.createTab'(params) {
     const url = typeof params.url === 'string' && params.url ? params.url : 'about:blank';
+    await restored;
+    if (!urlAllowed(url, policy.domains)) {
+      throw new Error(`livetab policy: ${url} is outside the domains livetab may use (${policy.domains.join(', ')})`);
+    }
     const active = params.active === true;
     /** @type {chrome.tabs.Tab | undefined} */
     let tab;
@@ -461,8 +551,21 @@ const ops = {
       tab = await chrome.tabs.create({ url, active });
     }
     if (!tab || tab.id === undefined) throw new Error(`livetab: Chrome created no tab for ${url}`);
+    created.add(tab.id);
+    persist();
     const target = await targetOf(tab.id, CREATE_WAIT_MS);
-    return tabInfo(tab, target, ours.has(tab.id));
+    return tabInfo(tab, target, ours.has(tab.id), { created: true });
+  },
+
+  async 'ext.setPolicy'(params) {
+    await restored;
+    policy = parsePolicy(params);
+    persist();
+    for (const tabId of [...ours]) {
+      const tab = await chrome.tabs.get(tabId).catch(() => undefined);
+      if (tab && refusal(tabId, tab.url ?? '')) await letGo(tabId);
+    }
+    return {};
   },
 
   async 'ext.closeTab'(params) {
@@ -505,7 +608,7 @@ function tabEvent(method, tab) {
   const tabId = tab.id;
   queueTabEvent(async () => {
     const target = await targetOf(tabId, 200);
-    emit(notifyText(method, tabInfo(tab, target, ours.has(tabId))));
+    emit(notifyText(method, tabInfo(tab, target, ours.has(tabId), { shared: shared.has(tabId), created: created.has(tabId) })));
   });
 }
 
@@ -528,12 +631,16 @@ chrome.debugger.onDetach.addListener((source, reason) => {
 
 chrome.tabs.onCreated.addListener((tab) => tabEvent('ext.tabCreated', tab));
 
-chrome.tabs.onUpdated.addListener((_tabId, change, tab) => {
+chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
+  if (change.url !== undefined && ours.has(tabId) && !urlAllowed(change.url, policy.domains)) void letGo(tabId);
+  // A navigation resets the tab's badge.
+  if (change.status === 'loading' && shared.has(tabId)) badge(tabId);
   if (change.url !== undefined || change.title !== undefined) tabEvent('ext.tabUpdated', tab);
 });
 
 chrome.tabs.onRemoved.addListener((tabId) => {
   ours.delete(tabId);
+  if (shared.delete(tabId) || created.delete(tabId)) persist();
   if (state !== 'ready') return;
   queueTabEvent(async () => emit(notifyText('ext.tabRemoved', { tabId })));
 });
@@ -594,11 +701,34 @@ chrome.runtime.onMessage.addListener((msg, _sender, reply) => {
   } else if (msg?.type === 'livetab.reconnect') {
     redial();
     reply(status());
+  } else if (msg?.type === 'livetab.tabs') {
+    void sharingList().then(reply);
+    return true;
+  } else if (msg?.type === 'livetab.share' && typeof msg.tabId === 'number') {
+    void share(msg.tabId, msg.shared === true).then(() => sharingList()).then(reply);
+    return true;
   }
   return false;
 });
 
 // ---- status for the popup --------------------------------------------------
+
+/** The tabs the popup offers to share, the focused window's active tab first. */
+async function sharingList() {
+  await restored;
+  const tabs = await chrome.tabs.query({});
+  const [current] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
+  return tabs
+    .filter((t) => t.id !== undefined && /^(https?:|about:blank)/.test(t.url || t.pendingUrl || ''))
+    .map((t) => ({
+      tabId: /** @type {number} */ (t.id),
+      title: t.title || t.url || '',
+      url: t.url || t.pendingUrl || '',
+      shared: shared.has(/** @type {number} */ (t.id)),
+      current: t.id === current?.id,
+    }))
+    .sort((a, b) => Number(b.current) - Number(a.current));
+}
 
 function status() {
   return {
@@ -629,4 +759,5 @@ void chrome.alarms.get(ALARM).then((a) => {
 void chrome.storage.session.get('lastClose').then((v) => {
   if (!lastClose && v.lastClose) lastClose = /** @type {CloseInfo} */ (v.lastClose);
 }).catch(() => {});
+void restored.then(() => { for (const id of shared) badge(id); });
 void dial();

@@ -57,6 +57,37 @@ function render(s) {
   if (!urlInput.value && document.activeElement !== urlInput) urlInput.value = s.url;
 }
 
+/**
+ * @typedef {{tabId: number, title: string, url: string, shared: boolean, current: boolean}} ShareItem
+ */
+
+/**
+ * Lists the tabs with a share switch each; the tab the popup was opened on
+ * comes first.
+ * @param {ShareItem[]} items
+ */
+function renderTabs(items) {
+  const list = el('tabs');
+  list.replaceChildren(...items.map((t) => {
+    const li = document.createElement('li');
+    const label = document.createElement('label');
+    const box = document.createElement('input');
+    box.type = 'checkbox';
+    box.checked = t.shared;
+    box.dataset.tabId = String(t.tabId);
+    box.addEventListener('change', () => {
+      void chrome.runtime.sendMessage({ type: 'livetab.share', tabId: t.tabId, shared: box.checked })
+        .then((next) => { if (next) renderTabs(next); });
+    });
+    const name = document.createElement('span');
+    name.textContent = (t.current ? 'This tab: ' : '') + t.title;
+    name.title = t.url;
+    label.append(box, name);
+    li.append(label);
+    return li;
+  }));
+}
+
 chrome.runtime.onMessage.addListener((msg) => {
   if (msg?.type === 'livetab.statusChanged') render(msg.status);
 });
@@ -87,3 +118,4 @@ el('clear').addEventListener('click', () => {
 });
 
 void chrome.runtime.sendMessage({ type: 'livetab.status' }).then((s) => { if (s) render(s); });
+void chrome.runtime.sendMessage({ type: 'livetab.tabs' }).then((t) => { if (t) renderTabs(t); });

@@ -31,9 +31,11 @@ export function targetsByTab(targets) {
  * @param {boolean} [attached] whether this extension holds the debugger;
  *   defaults to the target's flag, which is also true when another client
  *   (DevTools) is attached
+ * @param {{shared?: boolean, created?: boolean}} [marks] whether the person
+ *   shared the tab, and whether livetab opened it
  * @returns {TabInfo}
  */
-export function tabInfo(tab, target, attached) {
+export function tabInfo(tab, target, attached, marks) {
   // Keys in wire.TabInfo's order, openerTabId only when there is one.
   return {
     tabId: tab.id ?? -1,
@@ -44,6 +46,8 @@ export function tabInfo(tab, target, attached) {
     title: tab.title ?? '',
     active: tab.active,
     attached: attached ?? (target ? target.attached : false),
+    ...(marks?.shared ? { shared: true } : {}),
+    ...(marks?.created ? { created: true } : {}),
   };
 }
 
@@ -52,14 +56,17 @@ export function tabInfo(tab, target, attached) {
  * @param {Tab[]} tabs
  * @param {Target[]} targets
  * @param {Set<number>} [ours] tabs this extension holds, when known
+ * @param {Set<number>} [shared] tabs the person shared
+ * @param {Set<number>} [created] tabs livetab opened
  * @returns {TabInfo[]}
  */
-export function mergeTabs(tabs, targets, ours) {
+export function mergeTabs(tabs, targets, ours, shared, created) {
   const byTab = targetsByTab(targets);
   const out = [];
   for (const tab of tabs) {
     if (tab.id === undefined) continue;
-    out.push(tabInfo(tab, byTab.get(tab.id), ours ? ours.has(tab.id) : undefined));
+    out.push(tabInfo(tab, byTab.get(tab.id), ours ? ours.has(tab.id) : undefined,
+      { shared: shared?.has(tab.id), created: created?.has(tab.id) }));
   }
   return out;
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/coder/websocket"
@@ -41,10 +42,17 @@ func (u *User) Close() { u.ws.CloseNow() }
 
 // Call sends a browser-level CDP command and returns its result.
 func (u *User) Call(ctx context.Context, method string, params any) (jsonv2.Value, error) {
+	return u.call(ctx, "", method, params)
+}
+
+func (u *User) call(ctx context.Context, session, method string, params any) (jsonv2.Value, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.next++
 	msg := map[string]any{"id": u.next, "method": method}
+	if session != "" {
+		msg["sessionId"] = session
+	}
 	if params != nil {
 		msg["params"] = params
 	}
@@ -129,4 +137,78 @@ func (u *User) StopWorker(ctx context.Context) error {
 		}
 	}
 	return fmt.Errorf("browsertest: the extension's service worker is not running")
+}
+
+// Eval runs JavaScript in a tab, as the person would in its console, and
+// returns the value.
+func (u *User) Eval(ctx context.Context, targetID, expr string) (jsonv2.Value, error) {
+	res, err := u.Call(ctx, "Target.attachToTarget", map[string]any{"targetId": targetID, "flatten": true})
+	if err != nil {
+		return nil, err
+	}
+	var a struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := jsonv2.Unmarshal(res, &a, wire.Options); err != nil {
+		return nil, err
+	}
+	defer u.Call(ctx, "Target.detachFromTarget", map[string]any{"sessionId": a.SessionID})
+	res, err = u.call(ctx, a.SessionID, "Runtime.evaluate", map[string]any{"expression": expr, "awaitPromise": true, "returnByValue": true})
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Result struct {
+			Value jsonv2.Value `json:"value"`
+		} `json:"result"`
+		ExceptionDetails *struct {
+			Text string `json:"text"`
+		} `json:"exceptionDetails"`
+	}
+	if err := jsonv2.Unmarshal(res, &r, wire.Options); err != nil {
+		return nil, err
+	}
+	if r.ExceptionDetails != nil {
+		return nil, fmt.Errorf("browsertest: %s", r.ExceptionDetails.Text)
+	}
+	return r.Result.Value, nil
+}
+
+// ShareTab shares a tab with livetab the way a person does: in the
+// extension's popup, ticking the tab's box.
+func (u *User) ShareTab(ctx context.Context, tabID int64, on bool) error {
+	popup, err := u.OpenTab(ctx, "chrome-extension://"+extension.ID+"/popup.html")
+	if err != nil {
+		return err
+	}
+	defer u.CloseTab(ctx, popup)
+	// The new tab is still committing its first navigation for a moment.
+	for i := 0; ; i++ {
+		v, err := u.Eval(ctx, popup, `location.href.startsWith('chrome-extension:') && document.readyState === 'complete'`)
+		if err == nil && string(v) == "true" {
+			break
+		}
+		if i == 100 {
+			return fmt.Errorf("browsertest: the popup page did not load: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	want := "false"
+	if on {
+		want = "true"
+	}
+	_, err = u.Eval(ctx, popup, fmt.Sprintf(`(async () => {
+		for (let i = 0; i < 200; i++) {
+			const box = document.querySelector('#tabs input[data-tab-id="%d"]');
+			if (box) {
+				if (box.checked !== %s) box.click();
+				for (let j = 0; j < 200 && box.checked !== %s; j++) await new Promise(r => setTimeout(r, 10));
+				await new Promise(r => setTimeout(r, 50));
+				return true;
+			}
+			await new Promise(r => setTimeout(r, 10));
+		}
+		throw new Error('the popup does not list tab %d');
+	})()`, tabID, want, want, tabID))
+	return err
 }

@@ -41,9 +41,12 @@
 //	ext.closeTab    {tabId}                 → {}
 //	ext.activateTab {tabId}                 → {}
 //	ext.fileAccess  {}                      → {allowed}
+//	ext.setPolicy   {sharedOnly, domains}   → {}   the extension enforces it too: no attach to a tab that is
+//	                                               neither shared nor livetab's, no Page.navigate or tab outside domains
 //
 // TabInfo is {tabId, targetId, windowId, openerTabId?, url, title, active,
-// attached}.
+// attached, shared?, created?}: shared when the person shared the tab in
+// the popup, created when livetab opened it.
 //
 // # Events (extension → bridge, no id)
 //
@@ -102,6 +105,7 @@ const (
 	CloseTab    = "ext.closeTab"
 	ActivateTab = "ext.activateTab"
 	FileAccess  = "ext.fileAccess"
+	SetPolicy   = "ext.setPolicy"
 	Detached    = "ext.detached"
 	TabCreated  = "ext.tabCreated"
 	TabUpdated  = "ext.tabUpdated"
@@ -161,6 +165,15 @@ type TabInfo struct {
 	Title       string `json:"title"`
 	Active      bool   `json:"active"`
 	Attached    bool   `json:"attached"`
+	Shared      bool   `json:"shared,omitzero"`
+	Created     bool   `json:"created,omitzero"`
+}
+
+// PolicyParams is the payload of ext.setPolicy: what the extension itself
+// allows, whatever client asks.
+type PolicyParams struct {
+	SharedOnly bool     `json:"sharedOnly"`
+	Domains    []string `json:"domains"`
 }
 
 // TabParams is the payload of operations and events about one tab.

@@ -1,0 +1,112 @@
+package extcdp_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/livetab/livetab/extcdp"
+	"github.com/livetab/livetab/internal/wire"
+)
+
+func livetabCall[R any](ctx context.Context, method string, params any) (R, error) {
+	if _, err := chromedp.Targets(ctx); err != nil {
+		var zero R
+		return zero, err
+	}
+	return cdp.Call(ctx, chromedp.FromContext(ctx).Browser, cdp.Command[any, R]{Method: method}, params)
+}
+
+func setPolicy(t *testing.T, ctx context.Context, p wire.PolicyParams) {
+	t.Helper()
+	if _, err := livetabCall[struct{}](ctx, extcdp.LivetabSetPolicy, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sharedFlag(t *testing.T, ctx context.Context, id string) bool {
+	t.Helper()
+	res, err := livetabCall[struct {
+		Tabs []extcdp.TabEntry `json:"tabs"`
+	}](ctx, extcdp.LivetabGetTabs, struct{}{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tab := range res.Tabs {
+		if string(tab.TargetID) == id {
+			return tab.Shared
+		}
+	}
+	t.Fatalf("Livetab.getTabs does not list %s", id)
+	return false
+}
+
+// The person shares a tab in the popup; with a shared-only policy the
+// extension refuses every other tab the user opened, whoever asks.
+func TestSharedOnlyPolicy(t *testing.T) {
+	alloc := env.Allocator(t)
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	defer cancelT()
+	setPolicy(t, ctx, wire.PolicyParams{SharedOnly: true, Domains: []string{"127.0.0.1"}})
+	t.Cleanup(func() {
+		c, cancel := chromedp.NewContext(alloc)
+		defer cancel()
+		setPolicy(t, c, wire.PolicyParams{})
+	})
+
+	// Tabs livetab opens are allowed.
+	if err := chromedp.Do(ctx, chromedp.Navigate(site.URL+"/form")); err != nil {
+		t.Fatalf("a tab livetab opened: %v", err)
+	}
+	// Navigating outside the domains is refused by the extension itself.
+	err := chromedp.Do(ctx, chromedp.Navigate(cross.URL+"/form"))
+	if err == nil || !strings.Contains(err.Error(), "outside the domains") {
+		t.Fatalf("navigation to another host: %v", err)
+	}
+
+	id := userTab(t, site.URL+"/form?private")
+	closeUserTab(t, id)
+	if sharedFlag(t, ctx, id) {
+		t.Fatal("a new tab is shared before the person shared it")
+	}
+	uctx, cancelU := chromedp.NewContext(alloc, chromedp.WithTargetID(target.ID(id)))
+	err = chromedp.Do(uctx, chromedp.Click(chromedp.CSS("#btn")))
+	cancelU()
+	if err == nil || !strings.Contains(err.Error(), "not shared") {
+		t.Fatalf("attaching to a tab the person did not share: %v", err)
+	}
+
+	u, err := env.User(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	var tabID int64
+	for _, ts := range extcdp.RelayFor(env.Bridge).Status().Tabs {
+		if ts.TargetID == id {
+			tabID = ts.TabID
+		}
+	}
+	if err := u.ShareTab(context.Background(), tabID, true); err != nil {
+		t.Fatal(err)
+	}
+	if !sharedFlag(t, ctx, id) {
+		t.Fatal("Livetab.getTabs does not show the tab the person shared")
+	}
+	uctx, cancelU = chromedp.NewContext(alloc, chromedp.WithTargetID(target.ID(id)))
+	defer cancelU()
+	if err := chromedp.Do(uctx, chromedp.Click(chromedp.CSS("#btn"))); err != nil {
+		t.Fatalf("a shared tab: %v", err)
+	}
+	text, err := chromedp.Run(uctx, chromedp.Text(chromedp.CSS("#content")))
+	if err != nil || text != "clicked" {
+		t.Fatalf("%q %v", text, err)
+	}
+}
