@@ -7,9 +7,6 @@ import (
 	"image"
 	_ "image/jpeg"
 	_ "image/png"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,16 +22,12 @@ import (
 
 	"github.com/livetab/livetab/extension"
 	"github.com/livetab/livetab/internal/browsertest"
+	"github.com/livetab/livetab/internal/testsite"
 )
 
 var (
-	downloadBody = bytes.Repeat([]byte("livetab download "), 1000)
-
-	env    *browsertest.Env
-	site   *httptest.Server
-	cross  *httptest.Server // the same handler on another origin
-	sinkMu sync.Mutex
-	sink   = map[string][]byte{}
+	env  *browsertest.Env
+	site *testsite.Site
 )
 
 func TestMain(m *testing.M) {
@@ -42,40 +35,8 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/sink", func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		sinkMu.Lock()
-		sink[r.URL.Query().Get("name")] = b
-		sinkMu.Unlock()
-	})
-	mux.HandleFunc("/download", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Header().Set("Content-Disposition", `attachment; filename="report.bin"`)
-		w.Write(downloadBody)
-	})
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		name := strings.Trim(r.URL.Path, "/")
-		switch name {
-		case "", "popup-target":
-			name = "form"
-		}
-		b, err := os.ReadFile(filepath.Join("testdata", name+".html"))
-		if err != nil {
-			http.NotFound(w, r)
-			return
-		}
-		b = bytes.ReplaceAll(b, []byte("CROSS"), []byte(cross.URL))
-		w.Header().Set("Content-Type", "text/html")
-		w.Write(b)
-	})
-	site = httptest.NewServer(mux)
+	site = testsite.Start()
 	defer site.Close()
-	cross = httptest.NewServer(mux)
-	defer cross.Close()
-	// Another origin for the same server: localhost instead of 127.0.0.1.
-	cross.URL = strings.Replace(cross.URL, "127.0.0.1", "localhost", 1)
-
 	if _, err := extension.FindChromium(); err != nil && os.Getenv("CI") == "" {
 		fmt.Println("no Chromium: the end-to-end tests skip (under CI they fail)")
 		return m.Run()
@@ -202,9 +163,7 @@ func TestUploadFiles(t *testing.T) {
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById('status').textContent === 'sent 25 200'`)); err != nil {
 		t.Fatal(err)
 	}
-	sinkMu.Lock()
-	got := sink["hello.txt"]
-	sinkMu.Unlock()
+	got := site.Received("hello.txt")
 	if !bytes.Equal(got, content) {
 		t.Fatalf("server received %q", got)
 	}
@@ -233,7 +192,7 @@ func TestFrames(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, info := range infos {
-			if info.Type == "iframe" && strings.HasPrefix(info.URL, cross.URL) {
+			if info.Type == "iframe" && strings.HasPrefix(info.URL, site.CrossURL) {
 				frameID = info.TargetID
 			}
 		}
@@ -486,8 +445,8 @@ func TestDownloadEvents(t *testing.T) {
 			t.Fatalf("reading the downloaded file: %v", err)
 		}
 		os.Remove(ev.FilePath)
-		if !bytes.Equal(got, downloadBody) {
-			t.Fatalf("the downloaded file has %d bytes, want %d", len(got), len(downloadBody))
+		if !bytes.Equal(got, testsite.DownloadBody) {
+			t.Fatalf("the downloaded file has %d bytes, want %d", len(got), len(testsite.DownloadBody))
 		}
 		return
 	}

@@ -66,7 +66,7 @@ func TestSharedOnlyPolicy(t *testing.T) {
 		t.Fatalf("a tab livetab opened: %v", err)
 	}
 	// Navigating outside the domains is refused by the extension itself.
-	err := chromedp.Do(ctx, chromedp.Navigate(cross.URL+"/form"))
+	err := chromedp.Do(ctx, chromedp.Navigate(site.CrossURL+"/form"))
 	if err == nil || !strings.Contains(err.Error(), "outside the domains") {
 		t.Fatalf("navigation to another host: %v", err)
 	}
