@@ -3,6 +3,7 @@ package extcdp
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"encoding/hex"
 	"log/slog"
 	"strings"
@@ -606,9 +607,28 @@ func (r *Relay) debuggerGone(t *tab, reason string) {
 			r.childGone(c)
 		}
 	}
+	why, _ := jsonv2.Marshal(map[string]string{"reason": detachReason(t, reason)}, wire.Options)
 	for _, s := range append([]*session(nil), t.sessions...) {
+		// Chrome says why before it detaches; listeners of the session see it.
+		s.client.deliver(&cdproto.Message{SessionID: s.id, Method: cdproto.EventInspectorDetached, Params: why})
 		r.endSession(s)
 	}
+}
+
+// detachReason turns chrome.debugger's detach reason into what the user
+// can do about it.
+func detachReason(t *tab, reason string) string {
+	switch reason {
+	case "canceled_by_user":
+		return "canceled_by_user: the person pressed Cancel on Chrome's debugging bar, which detaches livetab from every tab; attach again to continue"
+	case "replaced_with_devtools":
+		return fmt.Sprintf("replaced_with_devtools: DevTools was opened on tab %d; close DevTools on tab %d and attach again", t.id, t.id)
+	case "target_closed":
+		return fmt.Sprintf("target_closed: tab %d was closed or went to a page extensions may not debug", t.id)
+	case "policy":
+		return fmt.Sprintf("policy: tab %d left what the livetab policy allows (not shared, or outside the allowed domains)", t.id)
+	}
+	return reason
 }
 
 func (r *Relay) childGone(c *child) {
