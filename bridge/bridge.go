@@ -399,9 +399,10 @@ func checkLoopback(addr string) error {
 	return fmt.Errorf("bridge: refusing to listen on %q: livetab listens on loopback only (127.0.0.1); reach it from another machine through an SSH tunnel (ssh -L)", addr)
 }
 
-// loopbackHost reports whether a Host header names this machine, which
-// stops DNS-rebinding pages from reaching the bridge under another name.
-func loopbackHost(host string) bool {
+// LoopbackHost reports whether a Host header names this machine. Checking
+// it stops DNS-rebinding pages from reaching a loopback server under
+// another name.
+func LoopbackHost(host string) bool {
 	h, _, err := net.SplitHostPort(host)
 	if err != nil {
 		h = host
@@ -428,7 +429,7 @@ func (b *Bridge) originAllowed(origin string) bool {
 }
 
 func (b *Bridge) serveExtension(w http.ResponseWriter, r *http.Request) {
-	if !loopbackHost(r.Host) {
+	if !LoopbackHost(r.Host) {
 		b.log.Warn("refused an extension connection: Host is not loopback", "host", r.Host)
 		http.Error(w, "livetab: Host must be 127.0.0.1 or localhost", http.StatusForbidden)
 		return

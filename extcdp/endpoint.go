@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/coder/websocket"
 
+	"github.com/livetab/livetab/bridge"
 	"github.com/livetab/livetab/internal/wire"
 )
 
@@ -66,7 +66,7 @@ type endpoint struct {
 }
 
 func (e *endpoint) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if !loopbackHost(req.Host) {
+	if !bridge.LoopbackHost(req.Host) {
 		e.opts.Logger.Warn("refused a CDP request: Host is not loopback", "host", req.Host)
 		http.Error(w, "livetab: the Host must be 127.0.0.1 or localhost", http.StatusForbidden)
 		return
@@ -277,18 +277,4 @@ func appendMessage(buf []byte, m *cdproto.Message) ([]byte, error) {
 		}
 	}
 	return append(buf, '}'), nil
-}
-
-// loopbackHost reports whether a Host header names this machine.
-func loopbackHost(host string) bool {
-	h, _, err := net.SplitHostPort(host)
-	if err != nil {
-		h = host
-	}
-	h = strings.Trim(h, "[]")
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }
