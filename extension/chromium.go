@@ -98,6 +98,7 @@ type Browser struct {
 
 	cmd       *exec.Cmd
 	tempDir   bool
+	extDir    string // a temporary copy of the extension that Close removes
 	done      chan struct{}
 	closeOnce sync.Once
 	closeErr  error
@@ -243,8 +244,33 @@ func (b *Browser) Close() error {
 		if err := b.removeProfile(); err != nil {
 			b.closeErr = err
 		}
+		if b.extDir != "" {
+			os.RemoveAll(b.extDir)
+		}
 	})
 	return b.closeErr
+}
+
+// Start writes the extension, configured with cfg, into a temporary
+// directory and launches a Chromium that loads it: the one call demos,
+// tests and CI need. Close removes the directory too. The extension then
+// dials cfg.URL by itself; wait for it on the bridge (WaitConnected).
+func Start(ctx context.Context, cfg Config, opts LaunchOptions) (*Browser, error) {
+	dir, err := os.MkdirTemp("", "livetab-extension-")
+	if err != nil {
+		return nil, fmt.Errorf("extension: %w", err)
+	}
+	if err := Write(dir, cfg); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	b, err := Launch(ctx, dir, opts)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	b.extDir = dir
+	return b, nil
 }
 
 // removeProfile deletes a temporary profile. Helper processes may still be

@@ -11,8 +11,6 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -51,16 +49,7 @@ func run() error {
 
 	// 2. The extension, written out with the bridge's address and token,
 	// and a headless Chromium that loads it.
-	dir, err := os.MkdirTemp("", "livetab-quickstart-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	extDir := filepath.Join(dir, "extension")
-	if err := extension.Write(extDir, extension.Config{URL: b.URL(), Token: b.Token()}); err != nil {
-		return err
-	}
-	browser, err := extension.Launch(ctx, extDir, extension.LaunchOptions{Headless: true})
+	browser, err := extension.Start(ctx, extension.Config{URL: b.URL(), Token: b.Token()}, extension.LaunchOptions{Headless: true})
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,6 @@ type Options struct {
 type Env struct {
 	Bridge  *bridge.Bridge
 	Browser *extension.Browser
-	ExtDir  string
 
 	cancel context.CancelFunc
 	dir    string
@@ -62,7 +61,7 @@ func StartEnv(opts Options) (*Env, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	env := &Env{cancel: cancel, dir: dir, ExtDir: dir + "/ext"}
+	env := &Env{cancel: cancel, dir: dir}
 	bo := opts.Bridge
 	if bo.Addr == "" {
 		bo.Addr = "127.0.0.1:0"
@@ -74,15 +73,11 @@ func StartEnv(opts Options) (*Env, error) {
 		env.Close()
 		return nil, err
 	}
-	if err := extension.Write(env.ExtDir, extension.Config{URL: env.Bridge.URL(), Token: env.Bridge.Token()}); err != nil {
-		env.Close()
-		return nil, err
-	}
 	var stderr io.Writer
 	if os.Getenv("LIVETAB_TEST_CHROME_LOG") != "" {
 		stderr = os.Stderr
 	}
-	env.Browser, err = extension.Launch(ctx, env.ExtDir, extension.LaunchOptions{
+	env.Browser, err = extension.Start(ctx, extension.Config{URL: env.Bridge.URL(), Token: env.Bridge.Token()}, extension.LaunchOptions{
 		ExecPath:       exe,
 		Headless:       true,
 		DebugPort:      opts.DebugPort,
