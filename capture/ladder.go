@@ -1,0 +1,465 @@
+package capture
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	goio "io"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/io"
+	"github.com/chromedp/cdproto/runtime"
+)
+
+// desc is what the library says of an element's media.
+type desc struct {
+	Kind   string `json:"kind"`
+	URL    string `json:"url"`
+	Name   string `json:"name"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	Tag    string `json:"tag"`
+}
+
+// opened is a blob the library registered.
+type opened struct {
+	ID   int64  `json:"id"`
+	Size int64  `json:"size"`
+	Type string `json:"type"`
+	Name string `json:"name"`
+	URL  string `json:"url"`
+}
+
+// meta is what store needs besides the bytes.
+type meta struct {
+	name, declared, source string
+	size                   int64
+	rung                   Rung
+	width, height          int
+}
+
+// errSkip reports a candidate that WaitNew's filter turned down once its
+// size or type was known.
+var errSkip = errors.New("capture: the media does not match the filter")
+
+// check is a filter applied before any byte moves: declared type and size.
+type check func(mime string, size int64) error
+
+// Element captures the media behind an element: an <img> (its currentSrc),
+// <video>, <audio>, <source>, <canvas>, SVG <image>, <object>/<embed>, a
+// link, an element with a CSS background image, or a wrapper around one of
+// these. A button or link with no media of its own is clicked and its
+// download captured (rung 3).
+func (c *Capturer) Element(ctx context.Context, r Ref, opts ...Option) (*Result, error) {
+	return c.run(ctx, func(ctx context.Context) (*Result, error) { return c.element(ctx, r, c.opts(opts)) })
+}
+
+func (c *Capturer) element(ctx context.Context, r Ref, cfg *config) (*Result, error) {
+	group := c.newGroup()
+	defer c.releaseGroup(group)
+	l, el, err := c.resolve(ctx, r, group)
+	if err != nil {
+		return nil, err
+	}
+	var d desc
+	if err := l.call(ctx, "describe", &d, obj(el)); err != nil {
+		return nil, fmt.Errorf("capture: %s: %w", r, err)
+	}
+	res, err := c.ladder(ctx, cfg, l, el, d, nil)
+	if err != nil {
+		return nil, fmt.Errorf("capture: %s: %w", r, err)
+	}
+	return res, nil
+}
+
+// URL captures what a URL the page can see holds: http(s) (with the page's
+// cookies), blob: URLs the page made, data: URLs. A response the Capturer
+// saw for the URL is used first (rung 1).
+func (c *Capturer) URL(ctx context.Context, url string, opts ...Option) (*Result, error) {
+	return c.run(ctx, func(ctx context.Context) (*Result, error) { return c.url(ctx, url, c.opts(opts)) })
+}
+
+func (c *Capturer) url(ctx context.Context, url string, cfg *config) (*Result, error) {
+	group := c.newGroup()
+	defer c.releaseGroup(group)
+	l, err := c.newLib(ctx, "", group)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.ladder(ctx, cfg, l, "", desc{Kind: "url", URL: url}, cfg.check)
+	if err != nil {
+		return nil, fmt.Errorf("capture: %s: %w", shortURL(url), err)
+	}
+	return res, nil
+}
+
+func isHTTP(u string) bool {
+	return strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")
+}
+
+// ladder captures the media of el (or of d.URL when el is ""), cheapest
+// rung first.
+func (c *Capturer) ladder(ctx context.Context, cfg *config, l *lib, el runtime.RemoteObjectID, d desc, chk check) (*Result, error) {
+	var attempts []Attempt
+	done := func(res *Result, err error) (*Result, error) {
+		if err != nil {
+			return nil, withAttempts(err, attempts)
+		}
+		res.Attempts = append(attempts, res.Attempts...)
+		return res, nil
+	}
+	if d.Kind == "button" {
+		if !cfg.allowed(RungDownload) {
+			return nil, fmt.Errorf("%w: the <%s> is a control without media; allow RungDownload to click it and capture its download", ErrNoMedia, d.Tag)
+		}
+		return done(c.download(ctx, cfg, func(ctx context.Context) error { return c.click(ctx, l, el) }))
+	}
+	if isHTTP(d.URL) && cfg.allowed(RungBody) {
+		// The newest response may be one Chrome kept no body for (a
+		// fetch answered from the cache): try a few.
+		for _, r := range c.w.lookup(d.URL, 3) {
+			if chk != nil {
+				if err := chk(r.mime, r.size()); err != nil {
+					return nil, err
+				}
+			}
+			res, err := c.body(ctx, &r, cfg, d)
+			if err == nil {
+				return done(res, nil)
+			}
+			if ctx.Err() != nil || errors.Is(err, ErrTabClosed) {
+				return nil, err
+			}
+			attempts = append(attempts, Attempt{Rung: RungBody, Err: err})
+		}
+	}
+	if !cfg.allowed(RungPage) {
+		if len(attempts) == 0 {
+			return nil, fmt.Errorf("%w: no allowed rung applies to this media (%s)", ErrNoMedia, d.Kind)
+		}
+		return done(nil, attempts[len(attempts)-1].Err)
+	}
+	target := val(d.URL)
+	if el != "" {
+		target = obj(el)
+	}
+	res, err := c.inPage(ctx, cfg, l, target, d, chk)
+	if err != nil && d.Kind == "link" && cfg.allowed(RungDownload) && ctx.Err() == nil &&
+		(errors.Is(err, ErrCrossOrigin) || errors.Is(err, ErrHTTP)) {
+		// The page may not read the link's target, but the browser may
+		// download it when the link is followed.
+		attempts = append(attempts, Attempt{Rung: RungPage, Err: err})
+		return done(c.download(ctx, cfg, func(ctx context.Context) error { return c.click(ctx, l, el) }))
+	}
+	return done(res, err)
+}
+
+func withAttempts(err error, attempts []Attempt) error {
+	if len(attempts) == 0 {
+		return err
+	}
+	var b strings.Builder
+	for _, a := range attempts {
+		fmt.Fprintf(&b, "; %s failed first: %v", a.Rung, a.Err)
+	}
+	return fmt.Errorf("%w%s", err, b.String())
+}
+
+// inPage is rung 2: the library fetches the source (or encodes the canvas)
+// into a blob, and Go reads it in slices.
+func (c *Capturer) inPage(ctx context.Context, cfg *config, l *lib, target *runtime.CallArgument, d desc, chk check) (*Result, error) {
+	var o opened
+	popts := map[string]any{"canvasType": cfg.canvasType, "canvasQuality": cfg.canvasQuality}
+	if err := l.call(ctx, "open", &o, target, val(popts)); err != nil {
+		return nil, err
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		l.call(rctx, "release", nil, val(o.ID))
+		cancel()
+	}()
+	if chk != nil {
+		if err := chk(o.Type, o.Size); err != nil {
+			return nil, err
+		}
+	}
+	src := o.URL
+	if src == "" {
+		src = d.URL
+	}
+	m := meta{
+		name: nameFrom(cfg.name, o.Name, src), declared: o.Type, source: src,
+		size: o.Size, rung: RungPage, width: d.Width, height: d.Height,
+	}
+	return c.store(ctx, cfg, m, c.blobSource(ctx, l, o.ID, o.Size, cfg.chunk))
+}
+
+// noIORead makes blobSource use the JavaScript reader, for tests.
+var noIORead bool
+
+// resolveBlob gives the IO handle of a Blob object. cdproto leaves it out,
+// but Chrome and chrome.debugger serve it.
+var resolveBlob = cdp.Command[resolveBlobParams, resolveBlobResult]{Method: "IO.resolveBlob"}
+
+type resolveBlobParams struct {
+	ObjectID runtime.RemoteObjectID `json:"objectId"`
+}
+
+type resolveBlobResult struct {
+	UUID string `json:"uuid"`
+}
+
+// blobSource reads a registered blob with IO.read, which Chrome encodes to
+// base64 natively, several times faster than a JavaScript string returned
+// by value; a browser that refuses IO.resolveBlob gets the JavaScript
+// reader.
+func (c *Capturer) blobSource(ctx context.Context, l *lib, id, size int64, chunk int) chunkSource {
+	if noIORead {
+		return newPageSource(ctx, l, id, size, chunk)
+	}
+	if ro, err := l.ref(ctx, "blob", val(id)); err == nil && ro != "" {
+		if r, err := cdp.Call(ctx, c.t, resolveBlob, resolveBlobParams{ObjectID: ro}); err == nil && r.UUID != "" {
+			return newIOSource(ctx, c, l, id, size, chunk)
+		}
+	}
+	return newPageSource(ctx, l, id, size, chunk)
+}
+
+// ioSource reads a blob with IO.read, a few slices ahead of the consumer:
+// several reads in flight hide the round trip, which through the extension
+// is several hops long. Each slice gets a stream of its own, because
+// concurrent reads at explicit offsets of one blob stream came back with
+// wrong bytes (Chromium 156).
+type ioSource struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	c       *Capturer
+	l       *lib
+	id      int64
+	size    int64
+	chunk   int
+	off     int64 // next offset to request
+	pending []chan pageResult
+}
+
+func newIOSource(ctx context.Context, c *Capturer, l *lib, id, size int64, chunk int) *ioSource {
+	ctx, cancel := context.WithCancel(ctx)
+	return &ioSource{ctx: ctx, cancel: cancel, c: c, l: l, id: id, size: size, chunk: chunk}
+}
+
+func (s *ioSource) next(ctx context.Context) ([]byte, error) {
+	for len(s.pending) < pageDepth && s.off < s.size {
+		off, n := s.off, min(int64(s.chunk), s.size-s.off)
+		s.off += n
+		ch := make(chan pageResult, 1)
+		s.pending = append(s.pending, ch)
+		go func() {
+			b, err := s.readSlice(off, n)
+			if err == nil && int64(len(b)) != n {
+				err = fmt.Errorf("IO.read gave %d bytes at offset %d, not %d: the blob changed", len(b), off, n)
+			}
+			if err != nil {
+				err = s.c.cdpErr(fmt.Errorf("reading the blob at offset %d: %w", off, err))
+			}
+			ch <- pageResult{b, err}
+		}()
+	}
+	if len(s.pending) == 0 {
+		return nil, goio.EOF
+	}
+	select {
+	case r := <-s.pending[0]:
+		s.pending = s.pending[1:]
+		return r.b, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// readSlice reads bytes [off, off+n) through a handle of their own: a slice
+// of the blob made in the page, so that reads in flight never share a
+// stream position.
+func (s *ioSource) readSlice(off, n int64) ([]byte, error) {
+	// The slice objects stay in the capture's object group until it ends:
+	// releasing each would cost a round trip for a few bytes of memory.
+	ro, err := s.l.ref(s.ctx, "slice", val(s.id), val(off), val(n))
+	if err != nil {
+		return nil, err
+	}
+	r, err := cdp.Call(s.ctx, s.c.t, resolveBlob, resolveBlobParams{ObjectID: ro})
+	if err != nil {
+		return nil, fmt.Errorf("IO.resolveBlob: %w", err)
+	}
+	h := io.StreamHandle("blob:" + r.UUID)
+	defer func() {
+		// Off the critical path: the bytes are what the reader waits for.
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			cdp.Call(ctx, s.c.t, io.Close, io.CloseParams{Handle: h})
+		}()
+	}()
+	var out []byte
+	for int64(len(out)) < n {
+		rr, err := cdp.Call(s.ctx, s.c.t, io.Read, io.ReadParams{Handle: h, Size: n - int64(len(out))})
+		if err != nil {
+			return nil, fmt.Errorf("IO.read: %w", err)
+		}
+		if out == nil && int64(len(rr.Data)) == n {
+			return rr.Data, nil
+		}
+		out = append(out, rr.Data...)
+		if rr.EOF || len(rr.Data) == 0 {
+			break
+		}
+	}
+	return out, nil
+}
+
+func (s *ioSource) close() { s.cancel() }
+
+// chunkSource yields an asset's bytes in order; io.EOF after the last.
+type chunkSource interface {
+	next(ctx context.Context) ([]byte, error)
+}
+
+type sliceSource struct {
+	data  []byte
+	chunk int
+}
+
+func (s *sliceSource) next(ctx context.Context) ([]byte, error) {
+	if len(s.data) == 0 {
+		return nil, goio.EOF
+	}
+	n := min(s.chunk, len(s.data))
+	b := s.data[:n]
+	s.data = s.data[n:]
+	return b, nil
+}
+
+// pageDepth is how many slice reads are in flight: the next slice travels
+// while Go hashes and writes the current one.
+const pageDepth = 3
+
+type pageResult struct {
+	b   []byte
+	err error
+}
+
+// pageSource reads a registered blob in slices, a few ahead.
+type pageSource struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	l       *lib
+	id      int64
+	size    int64
+	chunk   int
+	off     int64 // next offset to request
+	pending []chan pageResult
+}
+
+func newPageSource(ctx context.Context, l *lib, id, size int64, chunk int) *pageSource {
+	ctx, cancel := context.WithCancel(ctx)
+	return &pageSource{ctx: ctx, cancel: cancel, l: l, id: id, size: size, chunk: chunk}
+}
+
+func (p *pageSource) next(ctx context.Context) ([]byte, error) {
+	for len(p.pending) < pageDepth && p.off < p.size {
+		off, n := p.off, int(min(int64(p.chunk), p.size-p.off))
+		p.off += int64(n)
+		ch := make(chan pageResult, 1)
+		p.pending = append(p.pending, ch)
+		go func() {
+			b, err := p.l.read(p.ctx, p.id, off, n)
+			if err == nil && len(b) != n {
+				err = fmt.Errorf("the page returned %d bytes at offset %d, not %d: the blob changed", len(b), off, n)
+			}
+			ch <- pageResult{b, err}
+		}()
+	}
+	if len(p.pending) == 0 {
+		p.cancel()
+		return nil, goio.EOF
+	}
+	select {
+	case r := <-p.pending[0]:
+		p.pending = p.pending[1:]
+		if r.err != nil {
+			p.cancel()
+		}
+		return r.b, r.err
+	case <-ctx.Done():
+		p.cancel()
+		return nil, ctx.Err()
+	}
+}
+
+// close stops the reads in flight.
+func (p *pageSource) close() { p.cancel() }
+
+// store streams src into the sink, hashing on the way. The asset is
+// committed only when every expected byte arrived and ctx is still live;
+// otherwise it is aborted.
+func (c *Capturer) store(ctx context.Context, cfg *config, m meta, src chunkSource) (res *Result, err error) {
+	if cl, ok := src.(interface{ close() }); ok {
+		defer cl.close()
+	}
+	first, err := src.next(ctx)
+	if err == goio.EOF {
+		return nil, fmt.Errorf("%w: the source is empty (0 bytes)", ErrNoMedia)
+	}
+	if err != nil {
+		return nil, err
+	}
+	mt := sniff(first, m.declared)
+	name := finalName(m.name, mt)
+	asset, err := cfg.sink.Create(ctx, Meta{Name: name, MIME: mt, Size: m.size, Source: shortURL(m.source), Rung: m.rung})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			asset.Abort()
+		}
+	}()
+	h := sha256.New()
+	var n int64
+	for b := first; ; {
+		h.Write(b)
+		if _, err := asset.Write(b); err != nil {
+			return nil, fmt.Errorf("writing the capture: %w", err)
+		}
+		n += int64(len(b))
+		if cfg.progress != nil {
+			cfg.progress(Progress{Rung: m.rung, Done: n, Total: m.size})
+		}
+		b, err = src.next(ctx)
+		if err == goio.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if m.size >= 0 && n != m.size {
+		return nil, fmt.Errorf("got %d bytes where %d were announced", n, m.size)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res = &Result{
+		Name: name, MIME: mt, Size: n, SHA256: hex.EncodeToString(h.Sum(nil)),
+		Source: shortURL(m.source), Rung: m.rung, Width: m.width, Height: m.height,
+	}
+	loc, err := asset.Commit(res)
+	if err != nil {
+		return nil, err
+	}
+	res.Location = loc
+	return res, nil
+}

@@ -1,0 +1,395 @@
+package upload
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// Files puts files into the file input r refers to (or the label of one, or
+// an element holding exactly one) and fires the events a person's choice
+// fires. It refuses, before sending anything, a disabled input, several
+// files for a single-file input and files outside its accept list; and it
+// reports a rejection the page signals on the input afterwards (a custom
+// validity message, as pages do for size limits). ctx is a chromedp tab
+// context.
+func Files(ctx context.Context, r Ref, files []File, opts ...Option) (*Result, error) {
+	return run(ctx, opInput, r, files, opts)
+}
+
+// Drop drops files onto the element r refers to, as a drag from the
+// desktop would: dragenter, dragover and drop events carrying a
+// DataTransfer with the files. An element whose dragover nobody cancels
+// does not take drops, and Drop fails with ErrRejected, as it would for a
+// person. Drop always streams the bytes into the page.
+func Drop(ctx context.Context, r Ref, files []File, opts ...Option) (*Result, error) {
+	return run(ctx, opDrop, r, files, opts)
+}
+
+// Paste pastes files into the element r refers to, as a paste from the
+// clipboard would: a paste event whose clipboardData holds the files. Paste
+// always streams the bytes into the page.
+func Paste(ctx context.Context, r Ref, files []File, opts ...Option) (*Result, error) {
+	return run(ctx, opPaste, r, files, opts)
+}
+
+type op int
+
+const (
+	opInput op = iota
+	opDrop
+	opPaste
+)
+
+// pageDepth is how many slices are in flight into the page at once.
+const pageDepth = 3
+
+// prepared is a file opened for sending.
+type prepared struct {
+	f    File
+	rc   io.ReadCloser
+	br   *bufio.Reader
+	size int64
+	mod  time.Time
+	mime string
+}
+
+// pageFile is a file as the page describes it.
+type pageFile struct {
+	Name         string `json:"name"`
+	Type         string `json:"type"`
+	Size         int64  `json:"size"`
+	LastModified int64  `json:"lastModified"`
+}
+
+func run(ctx context.Context, o op, r Ref, files []File, opts []Option) (*Result, error) {
+	cfg := config{chunk: MaxChunk, settle: 100 * time.Millisecond}
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	if len(files) == 0 {
+		return nil, errors.New("upload: no files given")
+	}
+	if o != opInput && cfg.mode == Native {
+		return nil, fmt.Errorf("%w: drops and pastes carry bytes, not paths; use Auto or InPage", ErrNativeUnavailable)
+	}
+	var res *Result
+	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		var err error
+		res, err = upload(ctx, t, o, r, files, &cfg)
+		return err
+	}))
+	if err != nil {
+		return nil, tabErr(err)
+	}
+	return res, nil
+}
+
+func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, cfg *config) (*Result, error) {
+	group := newGroup()
+	defer releaseGroup(t, group)
+	l, el, err := resolve(ctx, t, r, group)
+	if err != nil {
+		return nil, err
+	}
+	if o == opInput {
+		if err := l.call(ctx, "probe", nil, obj(el)); err != nil {
+			return nil, fmt.Errorf("upload: %s: %w", r, err)
+		}
+		if el, err = l.ref(ctx, "input", obj(el)); err != nil {
+			return nil, err
+		}
+	}
+
+	ps := make([]*prepared, len(files))
+	defer func() {
+		for _, p := range ps {
+			if p != nil {
+				p.rc.Close()
+			}
+		}
+	}()
+	metas := make([]map[string]string, len(files))
+	for i, f := range files {
+		rc, size, mod, err := f.open()
+		if err != nil {
+			return nil, err
+		}
+		p := &prepared{f: f, rc: rc, br: bufio.NewReaderSize(rc, 4096), size: size, mod: mod}
+		ps[i] = p
+		head, _ := p.br.Peek(512)
+		p.mime = f.mimeOf(head)
+		if !f.ModTime.IsZero() {
+			p.mod = f.ModTime
+		} else if p.mod.IsZero() {
+			p.mod = time.Now()
+		}
+		metas[i] = map[string]string{"name": f.Name, "type": p.mime}
+	}
+
+	if o == opInput {
+		if err := l.call(ctx, "check", nil, obj(el), val(metas)); err != nil {
+			return nil, fmt.Errorf("upload: %s: %w", r, err)
+		}
+		res := &Result{}
+		switch mode := cfg.mode; {
+		case mode == Native:
+			if err := nativeAllowed(ctx, t, files); err != nil {
+				return nil, err
+			}
+			if err := native(ctx, t, el, files); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrNativeUnavailable, err)
+			}
+			return finishNative(ctx, l, el, ps, cfg)
+		case mode == Auto:
+			err := nativeAllowed(ctx, t, files)
+			if err == nil {
+				err = native(ctx, t, el, files)
+				if err == nil {
+					return finishNative(ctx, l, el, ps, cfg)
+				}
+				if ctx.Err() != nil || errors.Is(tabErr(err), ErrTabClosed) {
+					return nil, tabErr(err)
+				}
+			}
+			res.Fallback = err.Error()
+		}
+		ids, sums, err := send(ctx, l, ps, cfg)
+		if err != nil {
+			return nil, err
+		}
+		var given []pageFile
+		if err := l.call(ctx, "assign", &given, obj(el), val(ids)); err != nil {
+			return nil, fmt.Errorf("upload: %s: %w", r, err)
+		}
+		if err := l.call(ctx, "verify", nil, obj(el), val(cfg.settle.Milliseconds())); err != nil {
+			return nil, fmt.Errorf("upload: %s: %w", r, err)
+		}
+		res.Mode = InPage
+		res.Files = results(given, sums)
+		return res, nil
+	}
+
+	if cfg.mode == Native {
+		return nil, fmt.Errorf("%w: drops and pastes carry bytes, not paths", ErrNativeUnavailable)
+	}
+	ids, sums, err := send(ctx, l, ps, cfg)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Accepted bool       `json:"accepted"`
+		Files    []pageFile `json:"files"`
+	}
+	name := "drop"
+	if o == opPaste {
+		name = "paste"
+	}
+	if err := l.call(ctx, name, &out, obj(el), val(ids), val(cfg.settle.Milliseconds())); err != nil {
+		return nil, fmt.Errorf("upload: %s: %w", r, err)
+	}
+	if o == opDrop && !out.Accepted {
+		return nil, fmt.Errorf("%w: %s cancelled dragover but not drop, so the page did not handle the files (a browser would open them instead)", ErrRejected, r)
+	}
+	return &Result{Mode: InPage, Files: results(out.Files, sums)}, nil
+}
+
+func results(seen []pageFile, sums []string) []FileResult {
+	out := make([]FileResult, len(seen))
+	for i, f := range seen {
+		out[i] = FileResult{Name: f.Name, MIME: f.Type, Size: f.Size, LastModified: f.LastModified}
+		if i < len(sums) {
+			out[i].SHA256 = sums[i]
+		}
+	}
+	return out
+}
+
+// livetabInfo is the answer of Livetab.getInfo, the relay's description of
+// the extension.
+type livetabInfo struct {
+	Version     string `json:"version"`
+	ExtensionID string `json:"extensionId"`
+	FileAccess  bool   `json:"fileAccess"`
+}
+
+var getInfo = cdp.Command[cdp.Empty, livetabInfo]{Method: "Livetab.getInfo"}
+
+// nativeAllowed says whether DOM.setFileInputFiles can read these files:
+// they must all be paths, and a livetab extension must have file access.
+// A browser that does not know Livetab.getInfo is a plain Chrome with full
+// CDP, assumed to run on this machine.
+func nativeAllowed(ctx context.Context, t *chromedp.Target, files []File) error {
+	for _, f := range files {
+		if f.path == "" {
+			return fmt.Errorf("%w: %s is not a file on disk", ErrNativeUnavailable, f.Name)
+		}
+	}
+	info, err := cdp.Call(ctx, t, getInfo, cdp.Empty{})
+	if err != nil {
+		var ce *cdproto.Error
+		if errors.As(err, &ce) && ce.Code == -32601 {
+			return nil
+		}
+		return fmt.Errorf("%w: asking the extension for file access: %w", ErrNativeUnavailable, err)
+	}
+	if !info.FileAccess {
+		return fmt.Errorf("%w: the livetab extension may not read local files; turn on \"Allow access to file URLs\" in its details at chrome://extensions, or let the upload stream the bytes (Auto, InPage)", ErrNativeUnavailable)
+	}
+	return nil
+}
+
+func native(ctx context.Context, t *chromedp.Target, el runtime.RemoteObjectID, files []File) error {
+	paths := make([]string, len(files))
+	for i, f := range files {
+		p, err := filepath.Abs(f.path)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(p); err != nil {
+			return err
+		}
+		paths[i] = p
+	}
+	_, err := cdp.Call(ctx, t, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: paths, ObjectID: el})
+	if err != nil {
+		return fmt.Errorf("DOM.setFileInputFiles: %w", err)
+	}
+	return nil
+}
+
+// finishNative checks the page's reaction to natively set files and hashes
+// them for the result (Chrome read them itself).
+func finishNative(ctx context.Context, l *lib, el runtime.RemoteObjectID, ps []*prepared, cfg *config) (*Result, error) {
+	var seen []pageFile
+	if err := l.call(ctx, "verify", &seen, obj(el), val(cfg.settle.Milliseconds())); err != nil {
+		return nil, fmt.Errorf("upload: %w", err)
+	}
+	if len(seen) != len(ps) {
+		// The page took the files and cleared the input, as many do so
+		// that the same file can be chosen again: describe them from here.
+		seen = make([]pageFile, len(ps))
+		for i, p := range ps {
+			seen[i] = pageFile{Name: filepath.Base(p.f.path), Type: p.mime, Size: p.size, LastModified: p.mod.UnixMilli()}
+		}
+	}
+	sums := make([]string, len(ps))
+	var done, total int64
+	for _, p := range ps {
+		total += p.size
+	}
+	for i, p := range ps {
+		h := sha256.New()
+		n, err := io.Copy(h, p.br)
+		if err != nil {
+			return nil, fmt.Errorf("upload: hashing %s: %w", p.f.Name, err)
+		}
+		sums[i] = hex.EncodeToString(h.Sum(nil))
+		done += n
+		if cfg.progress != nil {
+			cfg.progress(Progress{File: i, Name: p.f.Name, Done: done, Total: total})
+		}
+	}
+	return &Result{Mode: Native, Files: results(seen, sums)}, nil
+}
+
+// send streams every file into the page and builds its File there; it
+// returns the library's file ids and the SHA-256 of each file.
+func send(ctx context.Context, l *lib, ps []*prepared, cfg *config) ([]int64, []string, error) {
+	total := int64(0)
+	for _, p := range ps {
+		if p.size < 0 {
+			total = -1
+			break
+		}
+		total += p.size
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, pageDepth)
+	var wg sync.WaitGroup
+	fail := func(err error) { cancel(err) }
+	ids := make([]int64, len(ps))
+	sums := make([]string, len(ps))
+	var done int64
+	for i, p := range ps {
+		if err := l.call(ctx, "create", &ids[i]); err != nil {
+			return nil, nil, err
+		}
+		h := sha256.New()
+		var n int64
+		for index := 0; ; index++ {
+			buf := make([]byte, cfg.chunk)
+			k, rerr := io.ReadFull(p.br, buf)
+			if k > 0 {
+				h.Write(buf[:k])
+				n += int64(k)
+				// A base64 string needs no JSON escaping: build the
+				// argument's JSON directly.
+				arg := make([]byte, base64.StdEncoding.EncodedLen(k)+2)
+				arg[0], arg[len(arg)-1] = '"', '"'
+				base64.StdEncoding.Encode(arg[1:], buf[:k])
+				select {
+				case sem <- struct{}{}:
+				case <-ctx.Done():
+					wg.Wait()
+					return nil, nil, cause(ctx)
+				}
+				id, idx := ids[i], index
+				wg.Go(func() {
+					defer func() { <-sem }()
+					if err := l.call(ctx, "put", nil, val(id), val(idx), &runtime.CallArgument{Value: arg}); err != nil {
+						fail(fmt.Errorf("upload: sending %s: %w", p.f.Name, err))
+					}
+				})
+				done += int64(k)
+				if cfg.progress != nil {
+					cfg.progress(Progress{File: i, Name: p.f.Name, Done: done, Total: total})
+				}
+			}
+			if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+				break
+			}
+			if rerr != nil {
+				wg.Wait()
+				return nil, nil, fmt.Errorf("upload: reading %s: %w", p.f.Name, rerr)
+			}
+		}
+		wg.Wait()
+		if ctx.Err() != nil {
+			return nil, nil, cause(ctx)
+		}
+		if p.size >= 0 && n != p.size {
+			return nil, nil, fmt.Errorf("upload: %s gave %d bytes, not the %d announced", p.f.Name, n, p.size)
+		}
+		if err := l.call(ctx, "finish", nil, val(ids[i]), val(p.f.Name), val(p.mime), val(p.mod.UnixMilli()), val(n)); err != nil {
+			return nil, nil, fmt.Errorf("upload: %s: %w", p.f.Name, err)
+		}
+		sums[i] = hex.EncodeToString(h.Sum(nil))
+	}
+	return ids, sums, nil
+}
+
+// cause is the reason ctx ended: a failed slice, or the caller's
+// cancellation.
+func cause(ctx context.Context) error {
+	if c := context.Cause(ctx); c != nil {
+		return c
+	}
+	return ctx.Err()
+}

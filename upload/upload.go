@@ -1,0 +1,212 @@
+// Package upload puts local files, byte slices or readers into a page: into
+// a file input, onto a drop zone, or into a paste target. It works on any
+// chromedp tab context: a tab of chromedp's ExecAllocator, or a livetab tab
+// in a person's own Chrome.
+//
+// Two paths lead into the page:
+//
+//   - Native: DOM.setFileInputFiles with local paths. Chrome reads the files
+//     itself, so it is the fastest path, but it needs the browser on the
+//     same machine and, through livetab, an extension allowed to access
+//     file URLs (off by default for Web Store installs).
+//   - In-page: the bytes are streamed into the page in base64 slices of at
+//     most 1 MiB, the page builds File objects (name, type, lastModified)
+//     and hands them over through a DataTransfer with the events the page
+//     listens to: input and change for a file input, dragenter, dragover and
+//     drop for a drop zone, paste for a paste target.
+//
+// The Auto mode takes the native path for file inputs when every file has
+// a path and the browser can read it (plain Chrome, or livetab with file
+// access as reported by Livetab.getInfo) and falls back to the in-page path
+// otherwise; drop zones and paste targets always take the in-page path.
+package upload
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Mode chooses how files reach the page.
+type Mode int
+
+// The modes.
+const (
+	// Auto picks Native when it can work and InPage otherwise.
+	Auto Mode = iota
+	// Native uses DOM.setFileInputFiles with local paths.
+	Native
+	// InPage streams the bytes and builds the files in the page.
+	InPage
+)
+
+// String names the mode.
+func (m Mode) String() string {
+	switch m {
+	case Auto:
+		return "auto"
+	case Native:
+		return "native"
+	case InPage:
+		return "in-page"
+	}
+	return fmt.Sprintf("mode(%d)", int(m))
+}
+
+// Errors an upload can end with; they are wrapped with details, so test
+// them with errors.Is.
+var (
+	// ErrNotFound: no element matches the reference.
+	ErrNotFound = errors.New("upload: element not found")
+	// ErrNotFileInput: Files was pointed at something that is not a file
+	// input and holds no single one.
+	ErrNotFileInput = errors.New("upload: not a file input")
+	// ErrRejected: the input or the page refused the files (disabled
+	// input, accept mismatch, too many files, a size limit the page
+	// enforces, a drop zone that takes no drops).
+	ErrRejected = errors.New("upload: the page rejected the files")
+	// ErrNativeUnavailable: Native was forced but cannot work here.
+	ErrNativeUnavailable = errors.New("upload: the native path is not available")
+	// ErrTabClosed: the tab closed or navigated away during the upload.
+	ErrTabClosed = errors.New("upload: the tab closed during the upload")
+)
+
+// File is one file to upload. Make it with Path, Bytes or Reader; the other
+// fields may be set afterwards.
+type File struct {
+	// Name is the file name the page sees.
+	Name string
+	// MIME is the type the page sees; empty means from the name's
+	// extension, else sniffed from the first bytes.
+	MIME string
+	// ModTime becomes the File's lastModified; zero means the file's
+	// modification time for Path, else now.
+	ModTime time.Time
+
+	path string
+	data []byte
+	r    io.Reader
+	size int64 // -1 when unknown
+}
+
+// Path is a file on the local disk. It can take the native path.
+func Path(path string) File {
+	return File{Name: filepath.Base(path), path: path, size: -1}
+}
+
+// Bytes is a file made of b.
+func Bytes(name string, b []byte) File {
+	return File{Name: name, data: b, size: int64(len(b))}
+}
+
+// Reader is a file read from r, of size bytes (-1 when unknown). It can be
+// uploaded once.
+func Reader(name string, r io.Reader, size int64) File {
+	return File{Name: name, r: r, size: size}
+}
+
+// open returns the file's bytes, its size (-1 if unknown) and its
+// modification time.
+func (f File) open() (io.ReadCloser, int64, time.Time, error) {
+	switch {
+	case f.path != "":
+		fh, err := os.Open(f.path)
+		if err != nil {
+			return nil, 0, time.Time{}, fmt.Errorf("upload: %w", err)
+		}
+		st, err := fh.Stat()
+		if err != nil {
+			fh.Close()
+			return nil, 0, time.Time{}, fmt.Errorf("upload: %w", err)
+		}
+		return fh, st.Size(), st.ModTime(), nil
+	case f.data != nil:
+		return io.NopCloser(bytes.NewReader(f.data)), int64(len(f.data)), time.Time{}, nil
+	case f.r != nil:
+		return io.NopCloser(f.r), f.size, time.Time{}, nil
+	}
+	return io.NopCloser(bytes.NewReader(nil)), 0, time.Time{}, nil
+}
+
+// mimeOf is the type a file is announced with: the caller's, the
+// extension's, or sniffed from head.
+func (f File) mimeOf(head []byte) string {
+	if f.MIME != "" {
+		return f.MIME
+	}
+	if t := mime.TypeByExtension(filepath.Ext(f.Name)); t != "" {
+		return t
+	}
+	if head != nil {
+		return http.DetectContentType(head)
+	}
+	return ""
+}
+
+// Result describes a finished upload.
+type Result struct {
+	// Mode is the path taken: Native or InPage.
+	Mode Mode
+	// Files are the files as the page sees them.
+	Files []FileResult
+	// Fallback says why Auto did not take the native path, when it did
+	// not.
+	Fallback string
+}
+
+// FileResult is one uploaded file.
+type FileResult struct {
+	Name         string
+	MIME         string
+	Size         int64
+	LastModified int64 // milliseconds since the epoch, as in JavaScript
+	// SHA256 is the lowercase hex SHA-256 of the bytes sent.
+	SHA256 string
+}
+
+// Progress reports an upload's advance over all its files. Total is -1
+// when a reader's size is unknown.
+type Progress struct {
+	File  int // index of the file being sent
+	Name  string
+	Done  int64 // bytes of all files sent so far
+	Total int64
+}
+
+// MaxChunk is the largest slice of bytes moved per message.
+const MaxChunk = 1 << 20
+
+// Option configures an upload.
+type Option func(*config)
+
+type config struct {
+	mode     Mode
+	progress func(Progress)
+	chunk    int
+	settle   time.Duration
+}
+
+// WithMode forces a path; the default is Auto.
+func WithMode(m Mode) Option { return func(c *config) { c.mode = m } }
+
+// OnProgress calls f after each slice; f must return quickly.
+func OnProgress(f func(Progress)) Option { return func(c *config) { c.progress = f } }
+
+// ChunkSize sets the bytes moved per message, at most MaxChunk.
+func ChunkSize(n int) Option {
+	return func(c *config) {
+		if n > 0 && n <= MaxChunk {
+			c.chunk = n
+		}
+	}
+}
+
+// Settle sets how long the page has to react to new files (and reject
+// them) before the upload reports success. Default 100 ms.
+func Settle(d time.Duration) Option { return func(c *config) { c.settle = d } }
