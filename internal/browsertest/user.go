@@ -42,10 +42,11 @@ func (u *User) Close() { u.ws.CloseNow() }
 
 // Call sends a browser-level CDP command and returns its result.
 func (u *User) Call(ctx context.Context, method string, params any) (jsonv2.Value, error) {
-	return u.call(ctx, "", method, params)
+	return u.CallSession(ctx, "", method, params)
 }
 
-func (u *User) call(ctx context.Context, session, method string, params any) (jsonv2.Value, error) {
+// CallSession sends a CDP command on a session of the user's connection.
+func (u *User) CallSession(ctx context.Context, session, method string, params any) (jsonv2.Value, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.next++
@@ -153,7 +154,7 @@ func (u *User) Eval(ctx context.Context, targetID, expr string) (jsonv2.Value, e
 		return nil, err
 	}
 	defer u.Call(ctx, "Target.detachFromTarget", map[string]any{"sessionId": a.SessionID})
-	res, err = u.call(ctx, a.SessionID, "Runtime.evaluate", map[string]any{"expression": expr, "awaitPromise": true, "returnByValue": true})
+	res, err = u.CallSession(ctx, a.SessionID, "Runtime.evaluate", map[string]any{"expression": expr, "awaitPromise": true, "returnByValue": true})
 	if err != nil {
 		return nil, err
 	}
