@@ -1,0 +1,104 @@
+// Command agent shows page's tool surface as an LLM would use it, in a tab
+// driven through the livetab extension: the declarative tool list, then
+// calls by name with JSON arguments, each answered with text (or an
+// image) that goes straight back to the model. A scripted "model" stands in
+// for the real one here.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/livetab/livetab/bridge"
+	"github.com/livetab/livetab/extcdp"
+	"github.com/livetab/livetab/extension"
+	"github.com/livetab/livetab/page"
+)
+
+const studio = `<!doctype html><title>Fox studio</title>
+<label>Prompt <input id="prompt"></label>
+<button onclick="out.textContent='Generated: ' + document.getElementById('prompt').value">Generate</button>
+<p id="out"></p>`
+
+func main() {
+	if err := run(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, studio)
+	}))
+	defer site.Close()
+
+	// The browser: a headless Chromium with the extension, as in
+	// examples/quickstart. With your own Chrome, only the bridge is needed.
+	b, err := bridge.Listen(ctx, bridge.Options{Addr: "127.0.0.1:0", Token: bridge.NewToken()})
+	if err != nil {
+		return err
+	}
+	browser, err := extension.Start(ctx, extension.Config{URL: b.URL(), Token: b.Token()}, extension.LaunchOptions{Headless: true})
+	if err != nil {
+		return err
+	}
+	defer browser.Close()
+
+	allocCtx, cancelAlloc := extcdp.NewAllocator(ctx, b)
+	defer cancelAlloc()
+	tabCtx, cancelTab := chromedp.NewContext(allocCtx)
+	defer cancelTab()
+	p, err := page.New(tabCtx)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+
+	// What a model is offered: name, description, JSON Schema of the input.
+	fmt.Println("tools offered to the model:")
+	for _, t := range page.Tools() {
+		fmt.Printf("  %-20s %s\n", t.Name, firstSentence(t.Description))
+	}
+
+	// The model's calls, and what it gets back.
+	for _, call := range []struct{ name, args string }{
+		{"browser_navigate", fmt.Sprintf(`{"url": %q}`, site.URL)},
+		{"browser_snapshot", `{}`},
+		{"browser_type", `{"index": 1, "text": "a red fox"}`},
+		{"browser_click", `{"index": 2}`},
+		{"browser_read", `{"format": "text"}`},
+		{"browser_click", `{"index": 99}`}, // a wrong index: the model reads the error and recovers
+	} {
+		res, err := p.Call(ctx, call.name, []byte(call.args))
+		if err != nil {
+			return err // only a dead context or a closed Page end the loop
+		}
+		status := "ok"
+		if res.IsError {
+			status = "tool error"
+		}
+		fmt.Printf("\n> %s %s  (%s)\n%s\n", call.name, call.args, status, indent(res.Text))
+	}
+	return nil
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i > 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n  ")
+}
