@@ -14,10 +14,22 @@ import (
 // run runs f as one action on the current tab and returns its summary for a
 // model, with what else happened on the way (a navigation, a dialog the
 // policy handled).
-func (p *Page) run(ctx context.Context, dialogOK bool, f func(a *action) (string, error)) (string, error) {
+func (p *Page) run(ctx context.Context, dialogOK bool, act Action, f func(a *action) (string, error)) (string, error) {
+	t, err := p.current()
+	if err != nil {
+		return "", err
+	}
+	if err := p.check(ctx, t, act); err != nil {
+		return "", err
+	}
 	a, err := p.begin(ctx, dialogOK)
 	if err != nil {
 		return "", err
+	}
+	if a.t != t {
+		// The guard looked at another tab than the one the action got.
+		err := fmt.Errorf("%w: the current tab changed while the action started; try again", ErrUnsupported)
+		return "", p.end(a, err)
 	}
 	msg, err := f(a)
 	a.t.mu.Lock()
@@ -26,6 +38,9 @@ func (p *Page) run(ctx context.Context, dialogOK bool, f func(a *action) (string
 	a.t.mu.Unlock()
 	for _, h := range handled {
 		a.note = append(a.note, "a JavaScript "+h)
+	}
+	if !a.blockReported {
+		a.note = append(a.note, blockedNote(a.t.blockedSince(a.blockSeq))...)
 	}
 	if len(a.note) > 0 {
 		if msg != "" {
@@ -96,7 +111,7 @@ type ClickOptions struct {
 // hidden, disabled or covered element. When the click starts a navigation,
 // Click waits for the new page.
 func (p *Page) Click(ctx context.Context, ref Ref, opts ClickOptions) error {
-	_, err := p.run(ctx, false, func(a *action) (string, error) { return a.click(ref, opts) })
+	_, err := p.run(ctx, false, Action{Kind: KindAct, Op: "click", Ref: ref}, func(a *action) (string, error) { return a.click(ref, opts) })
 	return err
 }
 
@@ -152,7 +167,7 @@ func refLabel(ref Ref, label string) string {
 
 // Hover moves the mouse over the element, scrolled into view.
 func (p *Page) Hover(ctx context.Context, ref Ref) error {
-	_, err := p.run(ctx, false, func(a *action) (string, error) { return a.hover(ref) })
+	_, err := p.run(ctx, false, Action{Kind: KindAct, Op: "hover", Ref: ref}, func(a *action) (string, error) { return a.hover(ref) })
 	return err
 }
 
@@ -178,7 +193,7 @@ type TypeOptions struct {
 // the Enter key. Typing stops with ErrNavigated when the page navigates away
 // part way.
 func (p *Page) Type(ctx context.Context, ref Ref, text string, opts TypeOptions) error {
-	_, err := p.run(ctx, false, func(a *action) (string, error) { return a.typeText(ref, text, opts) })
+	_, err := p.run(ctx, false, Action{Kind: KindAct, Op: "type", Ref: ref, Text: text}, func(a *action) (string, error) { return a.typeText(ref, text, opts) })
 	return err
 }
 
@@ -241,7 +256,7 @@ func isPasswordish(label string) bool {
 // spaces. Key names are those of KeyboardEvent.key; single characters stand
 // for themselves.
 func (p *Page) Press(ctx context.Context, keys string) error {
-	_, err := p.run(ctx, false, func(a *action) (string, error) { return a.press(keys) })
+	_, err := p.run(ctx, false, Action{Kind: KindAct, Op: "press", Text: keys}, func(a *action) (string, error) { return a.press(keys) })
 	return err
 }
 
@@ -273,7 +288,7 @@ type ScrollPos struct {
 // is not zero, by dx, dy CSS pixels (positive: right, down).
 func (p *Page) ScrollBy(ctx context.Context, ref Ref, dx, dy float64) (ScrollPos, error) {
 	var pos ScrollPos
-	_, err := p.run(ctx, false, func(a *action) (string, error) {
+	_, err := p.run(ctx, false, Action{Kind: KindRead, Op: "scroll", Ref: ref}, func(a *action) (string, error) {
 		var err error
 		pos, err = a.scrollBy(ref, dx, dy)
 		return "", err
@@ -308,7 +323,7 @@ func (pos ScrollPos) String() string {
 
 // ScrollTo scrolls the element into the middle of the viewport.
 func (p *Page) ScrollTo(ctx context.Context, ref Ref) error {
-	_, err := p.run(ctx, false, func(a *action) (string, error) { return a.scrollTo(ref) })
+	_, err := p.run(ctx, false, Action{Kind: KindRead, Op: "scroll", Ref: ref}, func(a *action) (string, error) { return a.scrollTo(ref) })
 	return err
 }
 
@@ -338,7 +353,7 @@ func (a *action) scrollTo(ref Ref) (string, error) {
 // and returns the labels now selected.
 func (p *Page) Select(ctx context.Context, ref Ref, values ...string) ([]string, error) {
 	var sel []string
-	_, err := p.run(ctx, false, func(a *action) (string, error) {
+	_, err := p.run(ctx, false, Action{Kind: KindAct, Op: "select", Ref: ref, Text: strings.Join(values, "\n")}, func(a *action) (string, error) {
 		var err error
 		var msg string
 		sel, msg, err = a.selectOption(ref, values)
@@ -369,7 +384,7 @@ func (a *action) selectOption(ref Ref, values []string) ([]string, string, error
 // trusted click, when it is not in that state already, and verifies the new
 // state.
 func (p *Page) SetChecked(ctx context.Context, ref Ref, checked bool) error {
-	_, err := p.run(ctx, false, func(a *action) (string, error) { return a.setChecked(ref, checked) })
+	_, err := p.run(ctx, false, Action{Kind: KindAct, Op: "check", Ref: ref}, func(a *action) (string, error) { return a.setChecked(ref, checked) })
 	return err
 }
 
@@ -416,7 +431,7 @@ func (a *action) setChecked(ref Ref, checked bool) (string, error) {
 // events, which also drive HTML5 drag and drop. Both must fit in the
 // viewport together.
 func (p *Page) Drag(ctx context.Context, from, to Ref) error {
-	_, err := p.run(ctx, false, func(a *action) (string, error) { return a.drag(from, to) })
+	_, err := p.run(ctx, false, Action{Kind: KindAct, Op: "drag", Ref: from}, func(a *action) (string, error) { return a.drag(from, to) })
 	return err
 }
 

@@ -70,8 +70,17 @@ func (p *Page) PendingDialog() *Dialog {
 // HandleDialog accepts or dismisses the open dialog of the current tab;
 // promptText answers a prompt().
 func (p *Page) HandleDialog(ctx context.Context, accept bool, promptText string) error {
-	_, err := p.run(ctx, true, func(a *action) (string, error) { return a.handleDialog(accept, promptText) })
+	_, err := p.run(ctx, true, dialogAction(accept), func(a *action) (string, error) { return a.handleDialog(accept, promptText) })
 	return err
+}
+
+// dialogAction is the guard's view of answering a dialog.
+func dialogAction(accept bool) Action {
+	answer := "dismiss"
+	if accept {
+		answer = "accept"
+	}
+	return Action{Kind: KindAct, Op: "dialog", Text: answer}
 }
 
 func (a *action) handleDialog(accept bool, promptText string) (string, error) {

@@ -55,6 +55,20 @@
 // answers with [Page.HandleDialog]; [DialogAccept] and [DialogDismiss] answer
 // at once and report it.
 //
+// # Guards
+//
+// [WithGuard] puts a [Guard] (package policy has one) in charge of the
+// Page: it sees every action before anything reaches the tab — its [Kind]
+// (read, act, navigate, eval, upload, capture), the tab and its URL, the
+// element as the last snapshot listed it, the navigation target — and a
+// denial returns its error untouched. It also holds every document request
+// of the Page's tabs (Fetch.requestPaused, which works through
+// chrome.debugger too), so a navigation is checked on each redirect hop; a
+// refused request fails with net::ERR_BLOCKED_BY_CLIENT and the action
+// that caused it reports a [*BlockedError]. [Page.Do] runs other packages
+// (capture, upload) on the current tab as a guarded action, and
+// [Page.AttachTab] takes in a tab the person shared.
+//
 // # Tools
 //
 // [Tools] and [Page.Call] wrap all of this for an LLM tool-calling loop or an

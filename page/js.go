@@ -24,6 +24,8 @@ var (
 	frameElJS string
 	//go:embed js/ping.js
 	pingJS string
+	//go:embed js/elementof.js
+	elementOfJS string
 
 	libExpr = "(" + libJS + ")(" + readerJS + ")"
 )

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -36,8 +37,13 @@ func (a *action) where() string {
 	return "now at\n" + wrapUntrusted(fmt.Sprintf("url: %s\ntitle: %q", pi.URL, pi.Title))
 }
 
-// normalizeURL adds https:// to a bare host name, as a browser's address bar
-// does.
+// NormalizeURL adds https:// to a bare host name, as a browser's address
+// bar does, and leaves every other URL alone. Navigate loads, and a guard
+// is shown, the URL it returns.
+func NormalizeURL(u string) string {
+	return normalizeURL(u)
+}
+
 func normalizeURL(u string) string {
 	u = strings.TrimSpace(u)
 	if strings.Contains(u, "://") || strings.HasPrefix(u, "about:") || strings.HasPrefix(u, "data:") ||
@@ -51,13 +57,28 @@ func normalizeURL(u string) string {
 // the navigation timeout. A page whose document is ready but whose load event
 // is late (a slow image) counts as loaded.
 func (p *Page) Navigate(ctx context.Context, url string) error {
-	_, err := p.run(ctx, false, func(a *action) (string, error) { return a.navigate(url) })
+	_, err := p.run(ctx, false, navAction(url), func(a *action) (string, error) { return a.navigate(url) })
 	return err
+}
+
+// navAction is the guard's view of a navigation to url.
+func navAction(url string) Action {
+	return Action{Kind: KindNavigate, Op: "navigate", Target: normalizeURL(url)}
 }
 
 func (a *action) navigate(url string) (string, error) {
 	url = normalizeURL(url)
 	if err := a.loadWait(chromedp.Navigate(url)); err != nil {
+		if berr := firstBlocked(a.t.blockedSince(a.blockSeq)); berr != nil {
+			a.blockReported = true
+			// The browser puts an error page in place of the blocked one;
+			// let it land, so that the next action sees where the tab is.
+			t := a.t
+			wctx, cancel := context.WithTimeout(a.ctx, 2*time.Second)
+			_ = t.waitState(wctx, func() bool { return t.navSeq != a.navSeq && !t.loading || t.closed })
+			cancel()
+			return "", fmt.Errorf("loading %s: %w", url, berr)
+		}
 		var le *chromedp.LoadError
 		if errors.As(err, &le) {
 			return "", fmt.Errorf("loading %s: %w; check the URL, or whether the site is up", url, err)
@@ -88,7 +109,7 @@ func (a *action) loadWait(nav chromedp.Action[chromedp.Void]) error {
 
 // Reload reloads the current tab and waits for it to load.
 func (p *Page) Reload(ctx context.Context) error {
-	_, err := p.run(ctx, false, func(a *action) (string, error) { return a.reload() })
+	_, err := p.run(ctx, false, Action{Kind: KindNavigate, Op: "reload"}, func(a *action) (string, error) { return a.reload() })
 	return err
 }
 
@@ -101,13 +122,13 @@ func (a *action) reload() (string, error) {
 
 // Back goes one step back in the tab's history and waits for the page.
 func (p *Page) Back(ctx context.Context) error {
-	_, err := p.run(ctx, false, func(a *action) (string, error) { return a.history(-1) })
+	_, err := p.run(ctx, false, Action{Kind: KindNavigate, Op: "back"}, func(a *action) (string, error) { return a.history(-1) })
 	return err
 }
 
 // Forward goes one step forward in the tab's history and waits for the page.
 func (p *Page) Forward(ctx context.Context) error {
-	_, err := p.run(ctx, false, func(a *action) (string, error) { return a.history(1) })
+	_, err := p.run(ctx, false, Action{Kind: KindNavigate, Op: "forward"}, func(a *action) (string, error) { return a.history(1) })
 	return err
 }
 

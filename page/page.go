@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -40,6 +41,7 @@ type config struct {
 	promptText    string
 	tabOptions    []chromedp.ContextOption
 	tabParent     context.Context
+	guard         Guard
 }
 
 // WithViewport sets the viewport that the Page emulates in each of its tabs,
@@ -207,6 +209,16 @@ func (p *Page) attach(t *tab) error {
 	t.targetID = c.Target.TargetID
 	t.main = string(t.targetID)
 	t.libs.main = &session{ctx: t.ctx, main: true}
+	if p.cfg.guard != nil {
+		// Before the tab loads anything for an action: every document
+		// request from now on waits for the guard.
+		ictx, cancel := context.WithTimeout(t.ctx, 10*time.Second)
+		err := t.interceptDocuments(ictx)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
 	// The listeners live until the Page closes or the tab ends, whichever
 	// comes first: a tab the caller keeps outlives the Page.
 	t.life, t.stop = context.WithCancel(t.ctx)
@@ -262,6 +274,11 @@ type tab struct {
 
 	dialogs chan dialogJob
 	libs    libs
+
+	url      string       // of the main frame, from its events; "" until the first
+	adopted  bool         // attached with AttachTab: the person's tab
+	blocked  []blockedReq // requests the guard refused, newest last
+	blockSeq uint64
 }
 
 type popupInfo struct {
@@ -276,6 +293,10 @@ func (t *tab) changed() {
 
 // onEvent runs on chromedp's event loop of the tab: it only updates state.
 func (t *tab) onEvent(ev any) {
+	if ev, ok := ev.(*fetch.EventRequestPaused); ok {
+		go t.paused(ev)
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch ev := ev.(type) {
@@ -315,6 +336,11 @@ func (t *tab) onEvent(ev any) {
 		t.loading = false
 	case *cdppage.EventFrameNavigated:
 		if ev.Frame.ParentID == "" {
+			t.url = ev.Frame.URL + ev.Frame.URLFragment
+			if ev.Frame.UnreachableURL != "" {
+				// An error page stands in for the page that did not load.
+				t.url = ev.Frame.UnreachableURL
+			}
 			t.main = string(ev.Frame.ID)
 			t.navSeq++
 			t.libs.main.lib = ""
@@ -322,6 +348,7 @@ func (t *tab) onEvent(ev any) {
 		}
 	case *cdppage.EventNavigatedWithinDocument:
 		if string(ev.FrameID) == t.main {
+			t.url = ev.URL
 			t.withinDoc++
 		}
 	case *cdppage.EventJavascriptDialogOpening:
@@ -440,6 +467,9 @@ type action struct {
 	within  uint64
 	navReq  uint64
 	note    []string // facts for the result text, e.g. a navigation
+
+	blockSeq      uint64 // the tab's blocked requests before the action
+	blockReported bool   // the action's error already tells of a blocked request
 }
 
 // begin starts an action on the current tab: it serialises actions, refuses
@@ -469,7 +499,7 @@ func (p *Page) begin(ctx context.Context, dialogOK bool) (*action, error) {
 		return nil, &DialogOpenError{Dialog: d}
 	}
 	actx, cancel := context.WithCancelCause(t.ctx)
-	a := &action{t: t, caller: ctx, cancel: cancel, navSeq: t.navSeq, within: t.withinDoc, navReq: t.navReq}
+	a := &action{t: t, caller: ctx, cancel: cancel, navSeq: t.navSeq, within: t.withinDoc, navReq: t.navReq, blockSeq: t.blockSeq}
 	t.abort = func(err error) { cancel(err) }
 	t.mu.Unlock()
 

@@ -31,7 +31,7 @@ type Content struct {
 // left out; open shadow roots and same-origin iframes are read in place.
 func (p *Page) Read(ctx context.Context, opts ReadOptions) (*Content, error) {
 	var c *Content
-	_, err := p.run(ctx, false, func(a *action) (string, error) {
+	_, err := p.run(ctx, false, Action{Kind: KindRead, Op: "read", Ref: opts.Ref}, func(a *action) (string, error) {
 		var err error
 		c, err = a.read(opts)
 		return "", err
@@ -89,7 +89,7 @@ func (c *Content) String() string {
 // runs as if the user had acted, so it may open popups or play media.
 func (p *Page) Evaluate(ctx context.Context, expression string) (jsonv2.Value, error) {
 	var v jsonv2.Value
-	_, err := p.run(ctx, false, func(a *action) (string, error) {
+	_, err := p.run(ctx, false, Action{Kind: KindEval, Op: "eval", Text: expression}, func(a *action) (string, error) {
 		var err error
 		v, err = a.evaluate(expression)
 		return "", err

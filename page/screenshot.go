@@ -38,7 +38,7 @@ type Image struct {
 // a background tab, and a capture of one can hang.
 func (p *Page) Screenshot(ctx context.Context, opts ScreenshotOptions) (*Image, error) {
 	var img *Image
-	_, err := p.run(ctx, false, func(a *action) (string, error) {
+	_, err := p.run(ctx, false, Action{Kind: KindRead, Op: "screenshot", Ref: opts.Ref}, func(a *action) (string, error) {
 		var err error
 		img, err = a.screenshot(opts)
 		return "", err
@@ -159,7 +159,7 @@ func (a *action) elementClip(ref Ref) (*cdppage.Viewport, error) {
 func (p *Page) MarkedScreenshot(ctx context.Context, opts ScreenshotOptions, sopts SnapshotOptions) (*Image, *Snapshot, error) {
 	var img *Image
 	var snap *Snapshot
-	_, err := p.run(ctx, false, func(a *action) (string, error) {
+	_, err := p.run(ctx, false, Action{Kind: KindRead, Op: "screenshot"}, func(a *action) (string, error) {
 		var err error
 		img, snap, err = a.marked(opts, sopts)
 		return "", err

@@ -222,12 +222,13 @@ func newGen() string {
 // whatever element took its place. When a modal dialog is open, only its
 // elements are listed; elements hidden under an overlay are left out.
 func (p *Page) Snapshot(ctx context.Context, opts SnapshotOptions) (*Snapshot, error) {
-	a, err := p.begin(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	s, err := a.snapshot(opts)
-	return s, p.end(a, err)
+	var s *Snapshot
+	_, err := p.run(ctx, false, Action{Kind: KindRead, Op: "snapshot"}, func(a *action) (string, error) {
+		var err error
+		s, err = a.snapshot(opts)
+		return "", err
+	})
+	return s, err
 }
 
 func (a *action) snapshot(opts SnapshotOptions) (*Snapshot, error) {

@@ -20,8 +20,9 @@ type TabInfo struct {
 	URL      string `json:"url"`
 	Title    string `json:"title"`
 	Current  bool   `json:"current"`
-	Opened   bool   `json:"opened"`   // opened by the Page or by a page in it: CloseTab may close it
-	Attached bool   `json:"attached"` // false for a popup the Page has not switched to yet
+	Opened   bool   `json:"opened"`            // opened by the Page or by a page in it: CloseTab may close it
+	Attached bool   `json:"attached"`          // false for a popup the Page has not switched to yet
+	Adopted  bool   `json:"adopted,omitempty"` // attached with AttachTab: CloseTab only lets go of it
 }
 
 // adoptPopups turns the tabs that pages of the Page opened (window.open,
@@ -72,7 +73,7 @@ func (p *Page) Tabs(ctx context.Context) ([]TabInfo, error) {
 			p.forget(t)
 			continue
 		}
-		ti := TabInfo{ID: t.id, TargetID: string(t.targetID), Current: t == cur, Opened: t.cancel != nil || t.ctx == nil, Attached: t.ctx != nil}
+		ti := TabInfo{ID: t.id, TargetID: string(t.targetID), Current: t == cur, Opened: (t.cancel != nil && !t.adopted) || t.ctx == nil, Attached: t.ctx != nil, Adopted: t.adopted}
 		if t.ctx == nil {
 			ti.URL = t.pendingURL
 			if t.opener != nil {
@@ -226,7 +227,8 @@ func (p *Page) SwitchTab(ctx context.Context, id string) error {
 
 // CloseTab closes a tab that the Page or one of its pages opened, by
 // canceling its chromedp context, and switches to the first tab when it was
-// the current one. The tab given to New is its owner's to close.
+// the current one. The tab given to New is its owner's to close; a tab from
+// AttachTab stays open, and the Page lets go of it.
 func (p *Page) CloseTab(ctx context.Context, id string) error {
 	t, err := p.findTab(id)
 	if err != nil {
@@ -246,6 +248,8 @@ func (p *Page) CloseTab(ctx context.Context, id string) error {
 	if t.cancel == nil {
 		return fmt.Errorf("%w: tab %s was given to page.New; its owner closes it by canceling its context", ErrUnsupported, id)
 	}
+	// A tab from AttachTab was attached WithDetachOnCancel: canceling
+	// detaches and leaves it open.
 	t.cancel()
 	p.forget(t)
 	return nil

@@ -195,6 +195,7 @@ func (p *Page) dispatch(ctx context.Context, name string, a toolArgs) (Result, e
 
 	case "browser_navigate":
 		var f func(*action) (string, error)
+		act := Action{Kind: KindNavigate, Op: a.Action}
 		switch {
 		case a.Action == "back":
 			f = func(x *action) (string, error) { return x.history(-1) }
@@ -207,9 +208,10 @@ func (p *Page) dispatch(ctx context.Context, name string, a toolArgs) (Result, e
 		case a.URL == "":
 			return Result{}, fmt.Errorf("%w: give a url or an action", ErrUnsupported)
 		default:
+			act = navAction(a.URL)
 			f = func(x *action) (string, error) { return x.navigate(a.URL) }
 		}
-		msg, err := p.run(ctx, false, f)
+		msg, err := p.run(ctx, false, act, f)
 		return text(msg), err
 
 	case "browser_click":
@@ -220,31 +222,31 @@ func (p *Page) dispatch(ctx context.Context, name string, a toolArgs) (Result, e
 		if a.Double {
 			o.Count = 2
 		}
-		msg, err := p.run(ctx, false, func(x *action) (string, error) { return x.click(a.ref(), o) })
+		msg, err := p.run(ctx, false, Action{Kind: KindAct, Op: "click", Ref: a.ref()}, func(x *action) (string, error) { return x.click(a.ref(), o) })
 		return text(msg), err
 
 	case "browser_type":
 		if a.ref().IsZero() {
 			return Result{}, errNoRef
 		}
-		msg, err := p.run(ctx, false, func(x *action) (string, error) {
+		msg, err := p.run(ctx, false, Action{Kind: KindAct, Op: "type", Ref: a.ref(), Text: a.Text}, func(x *action) (string, error) {
 			return x.typeText(a.ref(), a.Text, TypeOptions{Clear: a.Clear, Submit: a.Submit})
 		})
 		return text(msg), err
 
 	case "browser_press":
-		msg, err := p.run(ctx, false, func(x *action) (string, error) { return x.press(a.Keys) })
+		msg, err := p.run(ctx, false, Action{Kind: KindAct, Op: "press", Text: a.Keys}, func(x *action) (string, error) { return x.press(a.Keys) })
 		return text(msg), err
 
 	case "browser_hover":
 		if a.ref().IsZero() {
 			return Result{}, errNoRef
 		}
-		msg, err := p.run(ctx, false, func(x *action) (string, error) { return x.hover(a.ref()) })
+		msg, err := p.run(ctx, false, Action{Kind: KindAct, Op: "hover", Ref: a.ref()}, func(x *action) (string, error) { return x.hover(a.ref()) })
 		return text(msg), err
 
 	case "browser_scroll":
-		msg, err := p.run(ctx, false, func(x *action) (string, error) {
+		msg, err := p.run(ctx, false, Action{Kind: KindRead, Op: "scroll", Ref: a.ref()}, func(x *action) (string, error) {
 			if a.IntoView {
 				if a.ref().IsZero() {
 					return "", errNoRef
@@ -264,7 +266,7 @@ func (p *Page) dispatch(ctx context.Context, name string, a toolArgs) (Result, e
 		if a.ref().IsZero() {
 			return Result{}, errNoRef
 		}
-		msg, err := p.run(ctx, false, func(x *action) (string, error) {
+		msg, err := p.run(ctx, false, Action{Kind: KindAct, Op: "select", Ref: a.ref(), Text: strings.Join(a.Values, "\n")}, func(x *action) (string, error) {
 			_, msg, err := x.selectOption(a.ref(), a.Values)
 			return msg, err
 		})
@@ -275,7 +277,7 @@ func (p *Page) dispatch(ctx context.Context, name string, a toolArgs) (Result, e
 			return Result{}, errNoRef
 		}
 		checked := a.Checked == nil || *a.Checked
-		msg, err := p.run(ctx, false, func(x *action) (string, error) { return x.setChecked(a.ref(), checked) })
+		msg, err := p.run(ctx, false, Action{Kind: KindAct, Op: "check", Ref: a.ref()}, func(x *action) (string, error) { return x.setChecked(a.ref(), checked) })
 		return text(msg), err
 
 	case "browser_drag":
@@ -284,7 +286,7 @@ func (p *Page) dispatch(ctx context.Context, name string, a toolArgs) (Result, e
 		if from.IsZero() || to.IsZero() {
 			return Result{}, fmt.Errorf("%w: give from_index or from_selector, and to_index or to_selector", ErrUnsupported)
 		}
-		msg, err := p.run(ctx, false, func(x *action) (string, error) { return x.drag(from, to) })
+		msg, err := p.run(ctx, false, Action{Kind: KindAct, Op: "drag", Ref: from}, func(x *action) (string, error) { return x.drag(from, to) })
 		return text(msg), err
 
 	case "browser_wait":
@@ -295,7 +297,7 @@ func (p *Page) dispatch(ctx context.Context, name string, a toolArgs) (Result, e
 		if a.TimeoutMS > 0 {
 			o.Timeout = time.Duration(a.TimeoutMS) * time.Millisecond
 		}
-		msg, err := p.run(ctx, false, func(x *action) (string, error) { return x.wait(o) })
+		msg, err := p.run(ctx, false, Action{Kind: KindRead, Op: "wait"}, func(x *action) (string, error) { return x.wait(o) })
 		return text(msg), err
 
 	case "browser_read":
@@ -326,7 +328,7 @@ func (p *Page) dispatch(ctx context.Context, name string, a toolArgs) (Result, e
 		if a.Accept == nil {
 			return Result{}, fmt.Errorf("%w: say accept true or false", ErrUnsupported)
 		}
-		msg, err := p.run(ctx, true, func(x *action) (string, error) { return x.handleDialog(*a.Accept, a.PromptText) })
+		msg, err := p.run(ctx, true, dialogAction(*a.Accept), func(x *action) (string, error) { return x.handleDialog(*a.Accept, a.PromptText) })
 		return text(msg), err
 
 	case "browser_tabs":

@@ -22,7 +22,7 @@ type WaitOptions struct {
 // Wait waits until the conditions hold, or fails with ErrTimeout naming the
 // ones that did not.
 func (p *Page) Wait(ctx context.Context, opts WaitOptions) error {
-	_, err := p.run(ctx, false, func(a *action) (string, error) { return a.wait(opts) })
+	_, err := p.run(ctx, false, Action{Kind: KindRead, Op: "wait"}, func(a *action) (string, error) { return a.wait(opts) })
 	return err
 }
 

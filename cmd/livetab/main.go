@@ -51,7 +51,7 @@ func init() {
 		{"endpoint", "", "print the CDP WebSocket URL (with the token) of the running serve", runEndpoint},
 		{"status", "", "show whether the extension is connected, its tabs and the clients (--json)", runStatus},
 		{"doctor", "", "check every precondition and say how to fix each failure", runDoctor},
-		{"mcp", "", "an MCP server on the extension (not yet)", runMCP},
+		{"mcp", "", "an MCP server over stdio for an agent, within the domains and modes you allow (--allow-domain)", runMCP},
 		{"help", "", "show this help", runHelp},
 	}
 }
@@ -107,10 +107,6 @@ func usage(w io.Writer) {
 func runHelp(context.Context, []string) error {
 	usage(os.Stdout)
 	return nil
-}
-
-func runMCP(context.Context, []string) error {
-	return errors.New("not available yet: the MCP server is planned (issue 7); meanwhile point an MCP server that speaks CDP at `livetab endpoint`")
 }
 
 // flags returns a flag set for a subcommand whose errors and -h output go

@@ -921,9 +921,14 @@
     };
   }
 
+  // labelOf checks a reference and names its element.
+  function labelOf(ref) {
+    return label(resolve(ref).el);
+  }
+
   const api = {
     snapshot, point, focus, value, selectOption, checkState, scroll, scrollTo,
-    rect, check, read, info, frameBox,
+    rect, check, read, info, frameBox, labelOf,
   };
 
   return {
@@ -931,6 +936,11 @@
     // can ask the DOM domain which frame it holds.
     frameEl(f) {
       return reg.frames[f] || null;
+    },
+    // elementOf hands out the element a reference names as an object, for
+    // Page.Do; labelOf has checked the reference just before.
+    elementOf(ref) {
+      return resolve(ref).el;
     },
     call(name, args) {
       const fn = api[name];

@@ -1,0 +1,5 @@
+// Runs with `this` bound to the object that lib.js returned; evaluates to the
+// element a reference names.
+function (ref) {
+  return this.elementOf(ref);
+}
