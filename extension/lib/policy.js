@@ -10,9 +10,22 @@
 export const OPEN_POLICY = { sharedOnly: false, domains: [] };
 
 /**
+ * The 32-bit value of a dotted IPv4 address, or -1.
+ * @param {string} s
+ */
+function ipv4(s) {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(s);
+  if (!m) return -1;
+  const parts = m.slice(1).map(Number);
+  if (parts.some((p) => p > 255)) return -1;
+  return ((parts[0] << 24) >>> 0) + (parts[1] << 16) + (parts[2] << 8) + parts[3];
+}
+
+/**
  * Whether a host matches one pattern: "*" matches every host,
- * "*.example.com" matches example.com and its subdomains, anything else
- * matches that host exactly. Case does not matter.
+ * "*.example.com" matches example.com and its subdomains, an IPv4 CIDR
+ * such as "10.0.0.0/8" matches the addresses in it, anything else matches
+ * that host exactly. Case does not matter.
  * @param {string} host
  * @param {string} pattern
  */
@@ -20,6 +33,15 @@ export function hostMatches(host, pattern) {
   const h = host.toLowerCase().replace(/^\[|\]$/g, '');
   const p = pattern.toLowerCase().trim().replace(/^\[|\]$/g, '');
   if (p === '*') return true;
+  const cidr = /^([\d.]+)\/(\d{1,2})$/.exec(p);
+  if (cidr) {
+    const base = ipv4(cidr[1]);
+    const bits = Number(cidr[2]);
+    const addr = ipv4(h);
+    if (base < 0 || addr < 0 || bits > 32) return false;
+    const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
+    return ((addr & mask) >>> 0) === ((base & mask) >>> 0);
+  }
   if (p.startsWith('*.')) {
     const base = p.slice(2);
     return h === base || h.endsWith('.' + base);

@@ -12,6 +12,11 @@ test('host patterns', () => {
   assert.ok(!hostMatches('example.com.evil.net', '*.example.com'));
   assert.ok(hostMatches('[::1]', '::1'));
   assert.ok(hostMatches('anything', '*'));
+  assert.ok(hostMatches('10.1.2.3', '10.0.0.0/8'));
+  assert.ok(!hostMatches('11.1.2.3', '10.0.0.0/8'));
+  assert.ok(hostMatches('192.168.1.7', '192.168.1.0/24'));
+  assert.ok(!hostMatches('192.168.2.7', '192.168.1.0/24'));
+  assert.ok(!hostMatches('example.com', '10.0.0.0/8'));
 });
 
 test('urls under a policy', () => {
