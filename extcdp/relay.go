@@ -3,8 +3,8 @@ package extcdp
 import (
 	"context"
 	"crypto/rand"
-	"fmt"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
