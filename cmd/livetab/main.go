@@ -11,6 +11,27 @@
 // Clients take the URL of `livetab endpoint` as it is: chromedp's
 // remote.NewAllocator (or livetab.Connect), Playwright's
 // chromium.connectOverCDP and Puppeteer's connect({browserWSEndpoint}).
+//
+// `livetab mcp` is an MCP server over stdio for an agent, limited by a
+// policy (package policy):
+//
+//   - --allow-domain HOST (repeatable): example.com, *.example.com
+//     (subdomains), localhost, 127.0.0.1, 10.0.0.0/8. --any-domain allows
+//     every site and is logged at start.
+//   - --read-only (no input, navigation, uploads or JavaScript);
+//     --allow-eval (JavaScript is off otherwise); --confirm-domain HOST
+//     (input, navigation and uploads there need the person's yes, asked
+//     through the client's elicitation; a client that cannot ask gets a
+//     refusal).
+//   - --download-dir (captures go there; uploads read only from there or
+//     from --upload-dir), --audit FILE (one JSON line per tool call,
+//     secrets redacted), --max-page-text N, --config FILE (the same as
+//     JSON).
+//   - Navigation is http and https only, checked after DNS and on every
+//     redirect hop: loopback, private, link-local, CGNAT and cloud-metadata
+//     addresses are refused unless --allow-private-networks or an
+//     --allow-domain entry names the host. A refusal names its rule; the
+//     extension enforces the tab sharing and the domains too.
 package main
 
 import (
