@@ -3,14 +3,13 @@ package capture_test
 import (
 	"context"
 	"io"
-	"runtime"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/livetab/livetab/capture"
+	"github.com/livetab/livetab/internal/browsertest"
 )
 
 // BenchmarkCapture100MB captures a 100 MB video held by the page as a blob
@@ -44,7 +43,7 @@ func BenchmarkCapture100MB(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				var res *capture.Result
-				peak := peakHeap(func() {
+				peak := browsertest.PeakHeap(func() {
 					res, err = c.Element(context.Background(), capture.CSS("#result-blobvideo"), capture.To(capture.Writer(io.Discard)))
 				})
 				if err != nil {
@@ -58,31 +57,4 @@ func BenchmarkCapture100MB(b *testing.B) {
 			b.SetBytes(size)
 		})
 	}
-}
-
-// peakHeap runs f and returns the largest HeapAlloc seen while it ran,
-// sampled every 2 ms.
-func peakHeap(f func()) uint64 {
-	runtime.GC()
-	var peak uint64
-	var ms runtime.MemStats
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(2 * time.Millisecond)
-		defer t.Stop()
-		for {
-			runtime.ReadMemStats(&ms)
-			peak = max(peak, ms.HeapAlloc)
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	})
-	f()
-	close(stop)
-	wg.Wait()
-	return peak
 }

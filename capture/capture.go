@@ -47,6 +47,8 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/livetab/livetab/internal/inpage"
 )
 
 // Rung is a step of the capture ladder.
@@ -244,6 +246,8 @@ type Capturer struct {
 	dlBehaviour bool
 	claimed     map[string]bool // download guids taken by running Download calls
 	groupSeq    int
+
+	kit *inpage.Kit // how the in-page library loads and its errors read
 }
 
 // New makes a Capturer over the tab of ctx, a context from
@@ -251,6 +255,7 @@ type Capturer struct {
 // watching the tab's network responses.
 func New(ctx context.Context, opts ...Option) (*Capturer, error) {
 	c := &Capturer{tabCtx: ctx, cfg: defaults()}
+	c.kit = newKit(c)
 	for _, o := range opts {
 		o(&c.cfg)
 	}

@@ -310,7 +310,7 @@ func (c *Capturer) click(ctx context.Context, l *lib, el runtime.RemoteObjectID)
 	cdp.Call(ctx, c.t, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{ObjectID: el})
 	q, err := cdp.Call(ctx, c.t, dom.GetContentQuads, dom.GetContentQuadsParams{ObjectID: el})
 	if err != nil || len(q.Quads) == 0 || len(q.Quads[0]) < 8 {
-		return l.call(ctx, "click", nil, obj(el))
+		return l.Call(ctx, "click", nil, obj(el))
 	}
 	quad := q.Quads[0]
 	var x, y float64

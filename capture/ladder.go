@@ -66,7 +66,7 @@ func (c *Capturer) element(ctx context.Context, r Ref, cfg *config) (*Result, er
 		return nil, err
 	}
 	var d desc
-	if err := l.call(ctx, "describe", &d, obj(el)); err != nil {
+	if err := l.Call(ctx, "describe", &d, obj(el)); err != nil {
 		return nil, fmt.Errorf("capture: %s: %w", r, err)
 	}
 	res, err := c.ladder(ctx, cfg, l, el, d, nil)
@@ -174,12 +174,12 @@ func withAttempts(err error, attempts []Attempt) error {
 func (c *Capturer) inPage(ctx context.Context, cfg *config, l *lib, target *runtime.CallArgument, d desc, chk check) (*Result, error) {
 	var o opened
 	popts := map[string]any{"canvasType": cfg.canvasType, "canvasQuality": cfg.canvasQuality}
-	if err := l.call(ctx, "open", &o, target, val(popts)); err != nil {
+	if err := l.Call(ctx, "open", &o, target, val(popts)); err != nil {
 		return nil, err
 	}
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		l.call(rctx, "release", nil, val(o.ID))
+		l.Call(rctx, "release", nil, val(o.ID))
 		cancel()
 	}()
 	if chk != nil {
@@ -219,14 +219,14 @@ type resolveBlobResult struct {
 // reader.
 func (c *Capturer) blobSource(ctx context.Context, l *lib, id, size int64, chunk int) chunkSource {
 	if noIORead {
-		return newPageSource(ctx, l, id, size, chunk)
+		return newPageSource(ctx, c, l, id, size, chunk)
 	}
-	if ro, err := l.ref(ctx, "blob", val(id)); err == nil && ro != "" {
+	if ro, err := l.Ref(ctx, "blob", val(id)); err == nil && ro != "" {
 		if r, err := cdp.Call(ctx, c.t, resolveBlob, resolveBlobParams{ObjectID: ro}); err == nil && r.UUID != "" {
 			return newIOSource(ctx, c, l, id, size, chunk)
 		}
 	}
-	return newPageSource(ctx, l, id, size, chunk)
+	return newPageSource(ctx, c, l, id, size, chunk)
 }
 
 // ioSource reads a blob with IO.read, a few slices ahead of the consumer:
@@ -286,7 +286,7 @@ func (s *ioSource) next(ctx context.Context) ([]byte, error) {
 func (s *ioSource) readSlice(off, n int64) ([]byte, error) {
 	// The slice objects stay in the capture's object group until it ends:
 	// releasing each would cost a round trip for a few bytes of memory.
-	ro, err := s.l.ref(s.ctx, "slice", val(s.id), val(off), val(n))
+	ro, err := s.l.Ref(s.ctx, "slice", val(s.id), val(off), val(n))
 	if err != nil {
 		return nil, err
 	}
@@ -355,6 +355,7 @@ type pageResult struct {
 type pageSource struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
+	c       *Capturer
 	l       *lib
 	id      int64
 	size    int64
@@ -363,9 +364,9 @@ type pageSource struct {
 	pending []chan pageResult
 }
 
-func newPageSource(ctx context.Context, l *lib, id, size int64, chunk int) *pageSource {
+func newPageSource(ctx context.Context, c *Capturer, l *lib, id, size int64, chunk int) *pageSource {
 	ctx, cancel := context.WithCancel(ctx)
-	return &pageSource{ctx: ctx, cancel: cancel, l: l, id: id, size: size, chunk: chunk}
+	return &pageSource{ctx: ctx, cancel: cancel, c: c, l: l, id: id, size: size, chunk: chunk}
 }
 
 func (p *pageSource) next(ctx context.Context) ([]byte, error) {
@@ -375,7 +376,7 @@ func (p *pageSource) next(ctx context.Context) ([]byte, error) {
 		ch := make(chan pageResult, 1)
 		p.pending = append(p.pending, ch)
 		go func() {
-			b, err := p.l.read(p.ctx, p.id, off, n)
+			b, err := p.c.read(p.ctx, p.l, p.id, off, n)
 			if err == nil && len(b) != n {
 				err = fmt.Errorf("the page returned %d bytes at offset %d, not %d: the blob changed", len(b), off, n)
 			}

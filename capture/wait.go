@@ -152,7 +152,7 @@ func (c *Capturer) waitNew(ctx context.Context, f Filter, trigger func(ctx conte
 	if err != nil {
 		return nil, err
 	}
-	if err := l.call(ctx, "mark", nil); err != nil {
+	if err := l.Call(ctx, "mark", nil); err != nil {
 		return nil, err
 	}
 	seq := c.w.current()
@@ -203,7 +203,7 @@ func (c *Capturer) waitNew(ctx context.Context, f Filter, trigger func(ctx conte
 			}
 		}
 		if elements {
-			el, err := l.ref(ctx, "findNew", val(jsFilter))
+			el, err := l.Ref(ctx, "findNew", val(jsFilter))
 			if errors.Is(err, ErrTabClosed) && ctx.Err() == nil && c.tabAlive() {
 				// The page navigated: everything on the new one is new.
 				if l, err = c.newLib(ctx, "", group); err != nil {
@@ -216,7 +216,7 @@ func (c *Capturer) waitNew(ctx context.Context, f Filter, trigger func(ctx conte
 			}
 			if el != "" {
 				var d desc
-				if err := l.call(ctx, "describe", &d, obj(el)); err != nil {
+				if err := l.Call(ctx, "describe", &d, obj(el)); err != nil {
 					continue // gone again already
 				}
 				res, err := c.ladder(ctx, cfg, l, el, d, f.check(d.Kind))

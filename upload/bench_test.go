@@ -5,13 +5,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/livetab/livetab/internal/browsertest"
 	"github.com/livetab/livetab/internal/studio"
 	"github.com/livetab/livetab/upload"
 )
@@ -57,7 +56,7 @@ func BenchmarkUpload100MB(b *testing.B) {
 				var err error
 				var res *upload.Result
 				start := time.Now()
-				peak := peakHeap(func() {
+				peak := browsertest.PeakHeap(func() {
 					res, err = upload.Files(ctx, upload.CSS("#multi"), []upload.File{file("big.bin")}, upload.WithMode(bk.mode))
 				})
 				elapsed := time.Since(start)
@@ -80,33 +79,6 @@ func BenchmarkUpload100MB(b *testing.B) {
 			b.SetBytes(size)
 		})
 	}
-}
-
-// peakHeap runs f and returns the largest HeapAlloc seen while it ran,
-// sampled every 2 ms.
-func peakHeap(f func()) uint64 {
-	runtime.GC()
-	var peak uint64
-	var ms runtime.MemStats
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(2 * time.Millisecond)
-		defer t.Stop()
-		for {
-			runtime.ReadMemStats(&ms)
-			peak = max(peak, ms.HeapAlloc)
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	})
-	f()
-	close(stop)
-	wg.Wait()
-	return peak
 }
 
 func navigate(ctx context.Context) error {

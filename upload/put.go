@@ -108,10 +108,10 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 		return nil, err
 	}
 	if o == opInput {
-		if err := l.call(ctx, "probe", nil, obj(el)); err != nil {
+		if err := l.Call(ctx, "probe", nil, obj(el)); err != nil {
 			return nil, fmt.Errorf("upload: %s: %w", r, err)
 		}
-		if el, err = l.ref(ctx, "input", obj(el)); err != nil {
+		if el, err = l.Ref(ctx, "input", obj(el)); err != nil {
 			return nil, err
 		}
 	}
@@ -143,7 +143,7 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 	}
 
 	if o == opInput {
-		if err := l.call(ctx, "check", nil, obj(el), val(metas)); err != nil {
+		if err := l.Call(ctx, "check", nil, obj(el), val(metas)); err != nil {
 			return nil, fmt.Errorf("upload: %s: %w", r, err)
 		}
 		res := &Result{}
@@ -174,10 +174,10 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 			return nil, err
 		}
 		var given []pageFile
-		if err := l.call(ctx, "assign", &given, obj(el), val(ids)); err != nil {
+		if err := l.Call(ctx, "assign", &given, obj(el), val(ids)); err != nil {
 			return nil, fmt.Errorf("upload: %s: %w", r, err)
 		}
-		if err := l.call(ctx, "verify", nil, obj(el), val(cfg.settle.Milliseconds())); err != nil {
+		if err := l.Call(ctx, "verify", nil, obj(el), val(cfg.settle.Milliseconds())); err != nil {
 			return nil, fmt.Errorf("upload: %s: %w", r, err)
 		}
 		res.Mode = InPage
@@ -200,7 +200,7 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 	if o == opPaste {
 		name = "paste"
 	}
-	if err := l.call(ctx, name, &out, obj(el), val(ids), val(cfg.settle.Milliseconds())); err != nil {
+	if err := l.Call(ctx, name, &out, obj(el), val(ids), val(cfg.settle.Milliseconds())); err != nil {
 		return nil, fmt.Errorf("upload: %s: %w", r, err)
 	}
 	if o == opDrop && !out.Accepted {
@@ -277,7 +277,7 @@ func native(ctx context.Context, t *chromedp.Target, el runtime.RemoteObjectID, 
 // them for the result (Chrome read them itself).
 func finishNative(ctx context.Context, l *lib, el runtime.RemoteObjectID, ps []*prepared, cfg *config) (*Result, error) {
 	var seen []pageFile
-	if err := l.call(ctx, "verify", &seen, obj(el), val(cfg.settle.Milliseconds())); err != nil {
+	if err := l.Call(ctx, "verify", &seen, obj(el), val(cfg.settle.Milliseconds())); err != nil {
 		return nil, fmt.Errorf("upload: %w", err)
 	}
 	if len(seen) != len(ps) {
@@ -328,7 +328,7 @@ func send(ctx context.Context, l *lib, ps []*prepared, cfg *config) ([]int64, []
 	sums := make([]string, len(ps))
 	var done int64
 	for i, p := range ps {
-		if err := l.call(ctx, "create", &ids[i]); err != nil {
+		if err := l.Call(ctx, "create", &ids[i]); err != nil {
 			return nil, nil, err
 		}
 		h := sha256.New()
@@ -353,7 +353,7 @@ func send(ctx context.Context, l *lib, ps []*prepared, cfg *config) ([]int64, []
 				id, idx := ids[i], index
 				wg.Go(func() {
 					defer func() { <-sem }()
-					if err := l.call(ctx, "put", nil, val(id), val(idx), &runtime.CallArgument{Value: arg}); err != nil {
+					if err := l.Call(ctx, "put", nil, val(id), val(idx), &runtime.CallArgument{Value: arg}); err != nil {
 						fail(fmt.Errorf("upload: sending %s: %w", p.f.Name, err))
 					}
 				})
@@ -377,7 +377,7 @@ func send(ctx context.Context, l *lib, ps []*prepared, cfg *config) ([]int64, []
 		if p.size >= 0 && n != p.size {
 			return nil, nil, fmt.Errorf("upload: %s gave %d bytes, not the %d announced", p.f.Name, n, p.size)
 		}
-		if err := l.call(ctx, "finish", nil, val(ids[i]), val(p.f.Name), val(p.mime), val(p.mod.UnixMilli()), val(n)); err != nil {
+		if err := l.Call(ctx, "finish", nil, val(ids[i]), val(p.f.Name), val(p.mime), val(p.mod.UnixMilli()), val(n)); err != nil {
 			return nil, nil, fmt.Errorf("upload: %s: %w", p.f.Name, err)
 		}
 		sums[i] = hex.EncodeToString(h.Sum(nil))

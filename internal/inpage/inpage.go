@@ -1,0 +1,281 @@
+// Package inpage loads a package's JavaScript library into a page, in the
+// world of an element or in the main world, and calls its functions with
+// arguments by value or by reference. capture and upload share it; each
+// brings its own library, error codes and wording through a Kit.
+//
+// A library is a function expression that returns an object with a method
+// call(name, args) answering {ok} or {err: code, msg: text}, plus the
+// methods that answer with elements, which Lib.Ref calls directly.
+package inpage
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+var (
+	//go:embed js/call.js
+	callJS string
+	//go:embed js/ref.js
+	refJS string
+)
+
+// Kit is what a package brings: its library and how its errors read.
+type Kit struct {
+	// Source is the library, a JavaScript function expression.
+	Source string
+	// Name names the library in messages, e.g. "capture library".
+	Name string
+	// Prefix starts the messages that do not name the library, e.g.
+	// "upload: "; it may be "".
+	Prefix string
+	// WaitHint is the chromedp action a "nothing matches" error suggests.
+	WaitHint string
+	// Codes map the library's error codes onto the package's sentinels.
+	Codes map[string]error
+	// NotFound is the package's sentinel for an element that is not there.
+	NotFound error
+	// TabErr explains a failed CDP command, e.g. as the tab having closed.
+	TabErr func(error) error
+}
+
+// Lib is a library loaded in one JavaScript world. It and everything it
+// holds belong to an object group, which the caller releases with Release.
+type Lib struct {
+	k     *Kit
+	t     *chromedp.Target
+	obj   runtime.RemoteObjectID
+	group string
+}
+
+// Object is the remote object of the library itself, for calls a package
+// makes through its own doors.
+func (l *Lib) Object() runtime.RemoteObjectID { return l.obj }
+
+// Release frees the group's objects. It runs on its own short context: the
+// caller's may be the cancelled one.
+func Release(t *chromedp.Target, group string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	cdp.Call(ctx, t, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: group})
+}
+
+// Load loads the library into the world of el, or into the main world of
+// the tab when el is "".
+func (k *Kit) Load(ctx context.Context, t *chromedp.Target, el runtime.RemoteObjectID, group string) (*Lib, error) {
+	var ro *runtime.RemoteObject
+	var exc *runtime.ExceptionDetails
+	if el != "" {
+		res, err := cdp.Call(ctx, t, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+			FunctionDeclaration: k.Source,
+			ObjectID:            el,
+			ObjectGroup:         group,
+			Silent:              new(true),
+		})
+		if err != nil {
+			return nil, k.TabErr(fmt.Errorf("%sloading the %s: %w", k.Prefix, k.Name, err))
+		}
+		ro, exc = res.Result, res.ExceptionDetails
+	} else {
+		res, err := cdp.Call(ctx, t, runtime.Evaluate, runtime.EvaluateParams{
+			Expression:  "(" + k.Source + ")()",
+			ObjectGroup: group,
+			Silent:      new(true),
+		})
+		if err != nil {
+			return nil, k.TabErr(fmt.Errorf("%sloading the %s: %w", k.Prefix, k.Name, err))
+		}
+		ro, exc = res.Result, res.ExceptionDetails
+	}
+	if exc != nil {
+		return nil, fmt.Errorf("%sloading the %s: %s", k.Prefix, k.Name, ExceptionText(exc))
+	}
+	return &Lib{k: k, t: t, obj: ro.ObjectID, group: group}, nil
+}
+
+// Error is a failure the library reported as {err: code, msg: text}. It
+// unwraps to the sentinel the Kit maps the code onto.
+type Error struct {
+	Code string
+	Msg  string
+	kind error
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Unwrap returns the package's sentinel for the code, or nil.
+func (e *Error) Unwrap() error { return e.kind }
+
+// Error makes the error of a {err: code, msg: text} answer.
+func (k *Kit) Error(code, msg string) error {
+	return &Error{Code: code, Msg: msg, kind: k.Codes[code]}
+}
+
+// Val is a call argument passed by value.
+func Val(v any) *runtime.CallArgument {
+	b, _ := jsonv2.Marshal(v)
+	return &runtime.CallArgument{Value: b}
+}
+
+// Obj is a call argument passed by reference.
+func Obj(id runtime.RemoteObjectID) *runtime.CallArgument {
+	return &runtime.CallArgument{ObjectID: id}
+}
+
+func (l *Lib) invoke(ctx context.Context, door string, byValue bool, name string, args []*runtime.CallArgument) (*runtime.RemoteObject, error) {
+	res, err := cdp.Call(ctx, l.t, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: door,
+		ObjectID:            l.obj,
+		Arguments:           append([]*runtime.CallArgument{Val(name)}, args...),
+		ReturnByValue:       new(byValue),
+		AwaitPromise:        new(true),
+		Silent:              new(true),
+		ObjectGroup:         l.group,
+	})
+	if err != nil {
+		return nil, l.k.TabErr(fmt.Errorf("%s %s: %w", l.k.Name, name, err))
+	}
+	if res.ExceptionDetails != nil {
+		return nil, fmt.Errorf("%s %s: %s", l.k.Name, name, ExceptionText(res.ExceptionDetails))
+	}
+	return res.Result, nil
+}
+
+// Call runs a library function and decodes its {ok} result into out; an
+// {err} result comes back as an *Error.
+func (l *Lib) Call(ctx context.Context, name string, out any, args ...*runtime.CallArgument) error {
+	ro, err := l.invoke(ctx, callJS, true, name, args)
+	if err != nil {
+		return err
+	}
+	var r struct {
+		OK  jsonv2.Value `json:"ok"`
+		Err string       `json:"err"`
+		Msg string       `json:"msg"`
+	}
+	if err := jsonv2.Unmarshal(ro.Value, &r); err != nil {
+		return fmt.Errorf("%sdecoding the result of %s: %w", l.k.Prefix, name, err)
+	}
+	if r.Err != "" {
+		return l.k.Error(r.Err, r.Msg)
+	}
+	if out != nil && len(r.OK) > 0 {
+		if err := jsonv2.Unmarshal(r.OK, out); err != nil {
+			return fmt.Errorf("%sdecoding the result of %s: %w", l.k.Prefix, name, err)
+		}
+	}
+	return nil
+}
+
+// Ref runs a library function that returns an element, kept by reference
+// in the group; "" when it returned null.
+func (l *Lib) Ref(ctx context.Context, name string, args ...*runtime.CallArgument) (runtime.RemoteObjectID, error) {
+	ro, err := l.invoke(ctx, refJS, false, name, args)
+	if err != nil {
+		return "", err
+	}
+	if ro.ObjectID == "" || ro.Subtype == "null" {
+		return "", nil
+	}
+	return ro.ObjectID, nil
+}
+
+// ExceptionText is the most telling text of a JavaScript exception.
+func ExceptionText(d *runtime.ExceptionDetails) string {
+	if d.Exception != nil && d.Exception.Description != "" {
+		return d.Exception.Description
+	}
+	return d.Text
+}
+
+// Navigated reports whether err says the page's context or objects are gone,
+// as they are when the tab closed or navigated under a command.
+func Navigated(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Cannot find context with specified id") ||
+		strings.Contains(msg, "Could not find object with given id") ||
+		strings.Contains(msg, "Execution context was destroyed") ||
+		strings.Contains(msg, "Inspected target navigated or closed")
+}
+
+// Ref points at an element of the page by exactly one of its fields.
+type Ref struct {
+	CSS     string
+	Backend cdp.BackendNodeID
+	Object  runtime.RemoteObjectID
+	JS      string
+}
+
+// String describes the reference for error messages.
+func (r Ref) String() string {
+	switch {
+	case r.CSS != "":
+		return "CSS " + strconv.Quote(r.CSS)
+	case r.Backend != 0:
+		return "backend node " + strconv.FormatInt(int64(r.Backend), 10)
+	case r.Object != "":
+		return "object " + string(r.Object)
+	case r.JS != "":
+		return "JS " + strconv.Quote(r.JS)
+	}
+	return "empty Ref"
+}
+
+// Resolve finds the element of r and loads the library in its world. A CSS
+// selector is looked up by the library's find, which must return an element
+// or null.
+func (k *Kit) Resolve(ctx context.Context, t *chromedp.Target, r Ref, group string) (*Lib, runtime.RemoteObjectID, error) {
+	var el runtime.RemoteObjectID
+	switch {
+	case r.CSS != "":
+		l, err := k.Load(ctx, t, "", group)
+		if err != nil {
+			return nil, "", err
+		}
+		el, err = l.Ref(ctx, "find", Val(r.CSS))
+		if err != nil {
+			return nil, "", err
+		}
+		if el == "" {
+			return nil, "", fmt.Errorf("%w: nothing matches %s; wait for it first (%s) or check the selector", k.NotFound, r, k.WaitHint)
+		}
+		return l, el, nil
+	case r.Backend != 0:
+		res, err := cdp.Call(ctx, t, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: r.Backend, ObjectGroup: group})
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: %s: %w", k.NotFound, r, k.TabErr(err))
+		}
+		el = res.Object.ObjectID
+	case r.Object != "":
+		el = r.Object
+	case r.JS != "":
+		res, err := cdp.Call(ctx, t, runtime.Evaluate, runtime.EvaluateParams{Expression: r.JS, ObjectGroup: group, Silent: new(true)})
+		if err != nil {
+			return nil, "", k.TabErr(fmt.Errorf("%sevaluating %s: %w", k.Prefix, r, err))
+		}
+		if res.ExceptionDetails != nil {
+			return nil, "", fmt.Errorf("%sevaluating %s: %s", k.Prefix, r, ExceptionText(res.ExceptionDetails))
+		}
+		if res.Result.Subtype != "node" {
+			return nil, "", fmt.Errorf("%w: %s gave a %s, not an element", k.NotFound, r, res.Result.Type)
+		}
+		el = res.Result.ObjectID
+	default:
+		return nil, "", fmt.Errorf("%w: empty Ref: use CSS, BackendNode, Object or JS", k.NotFound)
+	}
+	l, err := k.Load(ctx, t, el, group)
+	if err != nil {
+		return nil, "", err
+	}
+	return l, el, nil
+}

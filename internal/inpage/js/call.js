@@ -1,0 +1,6 @@
+// Runs with `this` bound to the object a package's library returned: the
+// door from Go into the library for calls answered by value. Each argument
+// is its own CDP call argument, so elements can be passed by reference.
+function (name, ...args) {
+  return this.call(name, args);
+}

@@ -1,6 +1,0 @@
-// Runs with `this` bound to the object that upload.js returned: the door
-// from Go into the library for calls answered by value. Each argument is
-// its own CDP call argument, so elements can be passed by reference.
-function (name, ...args) {
-  return this.call(name, args);
-}

@@ -1,5 +1,0 @@
-// The door for library calls that answer with an element, which Go keeps by
-// reference (returnByValue false); null when there is none.
-function (name, ...args) {
-  return this[name](...args);
-}
