@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,80 +19,23 @@ import (
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/chromedp"
 
+	"github.com/livetab/livetab/internal/browsertest"
 	"github.com/livetab/livetab/page"
 	"github.com/livetab/livetab/policy"
 )
 
-// chromiumPath is the browser the tests run; not /usr/bin/chromium, whose
-// wrapper reorders flags.
-const chromiumPath = "/usr/lib/chromium/chromium"
-
-var browser struct {
-	once   sync.Once
-	ctx    context.Context
-	err    error
-	cancel func()
-}
+// backends starts the plain headless Chromium of these tests on first use.
+var backends browsertest.Backends
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if browser.cancel != nil {
-		browser.cancel()
-	}
+	backends.Close()
 	os.Exit(code)
 }
 
-func startBrowser() {
-	b := &browser
-	if _, err := os.Stat(chromiumPath); err != nil {
-		b.err = fmt.Errorf("chromium is not installed at %s (apt-get install chromium): %w", chromiumPath, err)
-		return
-	}
-	dir, err := os.MkdirTemp("", "policy-test-profile-")
-	if err != nil {
-		b.err = err
-		return
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(dir),
-	)
-	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	b.cancel = func() {
-		cancelCtx()
-		cancelAlloc()
-		os.RemoveAll(dir)
-	}
-	if err := chromedp.Do(ctx); err != nil {
-		b.err = fmt.Errorf("starting chromium: %w", err)
-		return
-	}
-	b.ctx = ctx
-}
-
-// newTab fails the test under CI=true without a browser, and skips it
+// newTab opens a tab; without Chromium it fails under CI and skips
 // elsewhere.
-func newTab(t *testing.T) context.Context {
-	t.Helper()
-	browser.once.Do(startBrowser)
-	if browser.err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no browser for the policy tests: %v", browser.err)
-		}
-		t.Skipf("no browser for the policy tests: %v", browser.err)
-	}
-	ctx, cancel := chromedp.NewContext(browser.ctx)
-	t.Cleanup(cancel)
-	return ctx
-}
+func newTab(t *testing.T) context.Context { return backends.ExecTab(t) }
 
 // sites are the test servers: the site on 127.0.0.1 and another server on
 // 127.0.0.2, a private address that must never be reached.
