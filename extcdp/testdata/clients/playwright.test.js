@@ -16,6 +16,10 @@ function pngSize(b) {
 test('playwright drives tabs through livetab', async () => {
   const browser = await chromium.connectOverCDP(cdpURL);
   const context = browser.contexts()[0];
+  // The user's tabs are there already, and usable without being closed.
+  const existing = context.pages();
+  assert.ok(existing.length >= 1, 'the existing tabs are listed');
+  assert.equal(await existing[0].evaluate(() => 6 * 7), 42);
   const page = await context.newPage();
 
   await page.goto(site + '/form');

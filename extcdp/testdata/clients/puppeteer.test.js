@@ -16,6 +16,10 @@ function pngSize(b) {
 
 test('puppeteer drives tabs through livetab', async () => {
   const browser = await puppeteer.connect({ browserWSEndpoint: cdpURL, defaultViewport: { width: 800, height: 600 } });
+  assert.match(await browser.version(), /Chrome/);
+  const existing = await browser.pages();
+  assert.ok(existing.length >= 1, 'the existing tabs are listed');
+  assert.equal(await existing[0].evaluate(() => 6 * 7), 42);
   const page = await browser.newPage();
 
   await page.goto(site + '/form');
