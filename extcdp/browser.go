@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/target"
 
@@ -53,9 +54,51 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 			go c.OnBrowserClose()
 		}
 	case cdproto.CommandTargetGetBrowserContexts:
-		c.reply(m.ID, sid, map[string][]string{"browserContextIds": {}})
-	case cdproto.CommandTargetCreateBrowserContext, cdproto.CommandTargetDisposeBrowserContext:
-		c.fail(m.ID, sid, -32000, "livetab drives the user's own Chrome profile, which has no separate browser contexts; open a new tab instead (chromedp: drop WithNewBrowserContext)")
+		r.mu.Lock()
+		ids := []cdp.BrowserContextID{}
+		for id := range c.contexts {
+			ids = append(ids, id)
+		}
+		r.mu.Unlock()
+		c.reply(m.ID, sid, map[string][]cdp.BrowserContextID{"browserContextIds": ids})
+	case cdproto.CommandTargetCreateBrowserContext:
+		// The user's Chrome has one profile and an extension cannot make
+		// another: a browser context here is a group of tabs in that
+		// profile, with its cookies and logins, which is what a livetab
+		// user wants (Playwright's newContext, Puppeteer's
+		// createBrowserContext, chromedp's WithNewBrowserContext).
+		// Disposing of it closes its tabs.
+		id := cdp.BrowserContextID(randomID())
+		r.mu.Lock()
+		c.contexts[id] = true
+		r.mu.Unlock()
+		c.reply(m.ID, sid, map[string]cdp.BrowserContextID{"browserContextId": id})
+	case cdproto.CommandTargetDisposeBrowserContext:
+		var p struct {
+			BrowserContextID cdp.BrowserContextID `json:"browserContextId"`
+		}
+		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		r.mu.Lock()
+		known := c.contexts[p.BrowserContextID]
+		delete(c.contexts, p.BrowserContextID)
+		var tabs []int64
+		for _, t := range r.tabs {
+			if known && t.context == p.BrowserContextID && t.created {
+				tabs = append(tabs, t.id)
+			}
+		}
+		r.mu.Unlock()
+		if !known {
+			c.fail(m.ID, sid, -32602, "Failed to find context with id "+string(p.BrowserContextID))
+			return
+		}
+		for _, id := range tabs {
+			if _, err := r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: id}); err != nil {
+				c.failErr(m.ID, sid, fmt.Errorf("livetab: closing tab %d of browser context %s: %w", id, p.BrowserContextID, err))
+				return
+			}
+		}
+		c.reply(m.ID, sid, nil)
 	case cdproto.CommandTargetSetDiscoverTargets:
 		var p target.SetDiscoverTargetsParams
 		jsonv2.Unmarshal(m.Params, &p, wire.Options)
@@ -286,16 +329,18 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 		return
 	}
 	r.mu.Lock()
-	_, known := r.tabs[ti.TabID]
 	t := r.upsertTab(ti)
 	t.creator, t.created = c, true
-	if !known {
-		// Clients that auto-attach must see the target attached before the
-		// reply (Playwright looks the page up on the reply).
-		r.announce(t)
-	} else if c.autoAttach && !c.hasSessionOn(t) && attachable(t.info.URL) {
-		r.attachedEvent(c, r.newSession(c, t, nil), r.targetInfo(t))
+	if c.contexts[p.BrowserContextID] {
+		t.context = p.BrowserContextID
 	}
+	if !t.announced {
+		t.announced = true
+		r.broadcastTarget("Target.targetCreated", r.targetInfo(t))
+	}
+	// Clients that auto-attach must see the target attached before the
+	// reply: Playwright looks the page up on the reply.
+	r.autoAttach(t)
 	r.mu.Unlock()
 	c.reply(m.ID, sid, &target.CreateTargetResult{TargetID: t.targetID})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto"
+	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/target"
 
@@ -40,6 +41,9 @@ type Client struct {
 	// are left out of its target lists for a moment, which is what a client
 	// that waits for a closed target to disappear (chromedp) looks for.
 	hidden map[target.ID]time.Time
+	// contexts are the browser contexts the client made: groups of tabs
+	// in the user's one profile (see browserCommand).
+	contexts map[cdp.BrowserContextID]bool
 
 	// OnBrowserClose, when set, runs after the client sent Browser.close:
 	// the relay never closes the user's browser, it ends the connection.
@@ -48,7 +52,7 @@ type Client struct {
 
 // NewClient connects a new client to the relay.
 func (r *Relay) NewClient() *Client {
-	c := &Client{r: r, signal: make(chan struct{}, 1), hidden: map[target.ID]time.Time{}}
+	c := &Client{r: r, signal: make(chan struct{}, 1), hidden: map[target.ID]time.Time{}, contexts: map[cdp.BrowserContextID]bool{}}
 	r.mu.Lock()
 	r.clients[c] = struct{}{}
 	r.mu.Unlock()

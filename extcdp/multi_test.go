@@ -206,3 +206,22 @@ func readClose(ctx context.Context, ws *websocket.Conn) websocket.StatusCode {
 		}
 	}
 }
+
+// A browser context is a group of tabs in the user's profile: chromedp's
+// WithNewBrowserContext works, and disposing of it closes its tabs.
+func TestNewBrowserContext(t *testing.T) {
+	ctx, cancel := chromedp.NewContext(env.Allocator(t), chromedp.WithNewBrowserContext())
+	ctx, cancelT := context.WithTimeout(ctx, 30*time.Second)
+	defer cancelT()
+	if err := chromedp.Do(ctx, chromedp.Navigate(site.URL+"/form")); err != nil {
+		t.Fatal(err)
+	}
+	id := string(chromedp.FromContext(ctx).Target.TargetID)
+	if _, ok := tabStatus(id); !ok {
+		t.Fatal("the context's tab is unknown")
+	}
+	cancel()
+	if _, open := pageTargets(t)[id]; open {
+		t.Fatal("disposing of the browser context left its tab open")
+	}
+}

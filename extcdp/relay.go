@@ -97,6 +97,12 @@ type tab struct {
 	// cancel (see docs/decisions).
 	creator *Client
 	created bool
+	// context is the browser context a client made it in (see
+	// createBrowserContext); "" for the default one.
+	context cdp.BrowserContextID
+	// announced: clients were told of the tab (targetCreated), or it was
+	// there when the relay listed the tabs.
+	announced bool
 
 	attachMu sync.Mutex // serializes ext.attach/detach of this tab
 	attached bool       // the extension's debugger is attached
@@ -230,6 +236,9 @@ func (r *Relay) targetInfo(t *tab) *target.Info {
 		Attached:         t.attached,
 		BrowserContextID: r.contextID,
 	}
+	if t.context != "" {
+		info.BrowserContextID = t.context
+	}
 	if o := r.tabs[t.info.OpenerTabID]; t.info.OpenerTabID != 0 && o != nil {
 		info.OpenerID = o.targetID
 	}
@@ -240,6 +249,9 @@ func (r *Relay) childInfo(c *child) *target.Info {
 	info := c.info
 	info.Attached = true
 	info.BrowserContextID = r.contextID
+	if c.tab.context != "" {
+		info.BrowserContextID = c.tab.context
+	}
 	if info.ParentID == "" {
 		info.ParentID = c.tab.targetID
 	}
@@ -283,7 +295,9 @@ func (r *Relay) refreshTabs(ctx context.Context) error {
 	seen := map[int64]bool{}
 	for _, ti := range tr.Targets {
 		seen[ti.TabID] = true
-		r.upsertTab(ti)
+		if t := r.upsertTab(ti); t.targetID != "" {
+			t.announced = true
+		}
 	}
 	for id, t := range r.tabs {
 		if !seen[id] {
@@ -308,15 +322,21 @@ func (r *Relay) onFrame(f *wire.Frame) {
 		if jsonv2.Unmarshal(f.Params, &ti, wire.Options) != nil {
 			return
 		}
-		_, known := r.tabs[ti.TabID]
 		t := r.upsertTab(ti)
 		if t.targetID == "" {
 			return
 		}
-		if !known {
-			r.announce(t)
-		} else {
+		switch {
+		case t.announced:
 			r.broadcastTarget("Target.targetInfoChanged", r.targetInfo(t))
+		case ti.Created:
+			// createTarget's reply path attaches it, once it knows the
+			// browser context the tab belongs to.
+			t.announced = true
+			r.broadcastTarget("Target.targetCreated", r.targetInfo(t))
+		default:
+			t.announced = true
+			r.announce(t)
 		}
 	case wire.TabRemoved:
 		var p wire.TabParams
@@ -485,8 +505,14 @@ func containsClient(list []*Client, c *Client) bool {
 // discover targets, and an attachedToTarget to those that auto-attach.
 // Call with r.mu held.
 func (r *Relay) announce(t *tab) {
+	r.broadcastTarget("Target.targetCreated", r.targetInfo(t))
+	r.autoAttach(t)
+}
+
+// autoAttach announces t as attached to every client that auto-attaches
+// and has no session on it yet. Call with r.mu held.
+func (r *Relay) autoAttach(t *tab) {
 	info := r.targetInfo(t)
-	r.broadcastTarget("Target.targetCreated", info)
 	if !attachable(t.info.URL) {
 		return
 	}

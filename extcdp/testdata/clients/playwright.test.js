@@ -61,6 +61,16 @@ test('playwright drives tabs through livetab', async () => {
   assert.equal(await page.inputValue('#name'), 'two pages');
 
   await second.close();
+
+  // A new context is a group of tabs in the user's profile; closing it
+  // closes them.
+  const other = await browser.newContext();
+  const inOther = await other.newPage();
+  await inOther.goto(site + '/form');
+  assert.equal(await inOther.title(), 'form page');
+  assert.deepEqual(other.pages(), [inOther]);
+  await other.close();
+
   await page.close();
   await browser.close();
 });

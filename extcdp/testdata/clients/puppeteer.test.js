@@ -66,6 +66,13 @@ test('puppeteer drives tabs through livetab', async () => {
   assert.equal(await page.$eval('#name', (e) => /** @type {HTMLInputElement} */ (e).value), 'two');
 
   await second.close();
+
+  const other = await browser.createBrowserContext();
+  const inOther = await other.newPage();
+  await inOther.goto(site + '/form');
+  assert.equal(await inOther.title(), 'form page');
+  await other.close();
+
   await page.close();
   await browser.disconnect();
 });
