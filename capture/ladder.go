@@ -218,79 +218,46 @@ type resolveBlobResult struct {
 // by value; a browser that refuses IO.resolveBlob gets the JavaScript
 // reader.
 func (c *Capturer) blobSource(ctx context.Context, l *lib, id, size int64, chunk int) chunkSource {
+	inPage := func(ctx context.Context, off, n int64) ([]byte, error) { return c.read(ctx, l, id, off, int(n)) }
 	if noIORead {
-		return newPageSource(ctx, c, l, id, size, chunk)
+		return newAheadSource(ctx, inPage, size, chunk)
 	}
 	if ro, err := l.Ref(ctx, "blob", val(id)); err == nil && ro != "" {
 		if r, err := cdp.Call(ctx, c.t, resolveBlob, resolveBlobParams{ObjectID: ro}); err == nil && r.UUID != "" {
-			return newIOSource(ctx, c, l, id, size, chunk)
+			return newAheadSource(ctx, (&ioSlices{c: c, l: l, id: id}).read, size, chunk)
 		}
 	}
-	return newPageSource(ctx, c, l, id, size, chunk)
+	return newAheadSource(ctx, inPage, size, chunk)
 }
 
-// ioSource reads a blob with IO.read, a few slices ahead of the consumer:
-// several reads in flight hide the round trip, which through the extension
-// is several hops long. Each slice gets a stream of its own, because
-// concurrent reads at explicit offsets of one blob stream came back with
-// wrong bytes (Chromium 156).
-type ioSource struct {
-	ctx     context.Context
-	cancel  context.CancelFunc
-	c       *Capturer
-	l       *lib
-	id      int64
-	size    int64
-	chunk   int
-	off     int64 // next offset to request
-	pending []chan pageResult
+// ioSlices reads a registered blob with IO.read. Each slice gets a stream
+// of its own, because concurrent reads at explicit offsets of one blob
+// stream came back with wrong bytes (Chromium 156).
+type ioSlices struct {
+	c  *Capturer
+	l  *lib
+	id int64
 }
 
-func newIOSource(ctx context.Context, c *Capturer, l *lib, id, size int64, chunk int) *ioSource {
-	ctx, cancel := context.WithCancel(ctx)
-	return &ioSource{ctx: ctx, cancel: cancel, c: c, l: l, id: id, size: size, chunk: chunk}
-}
-
-func (s *ioSource) next(ctx context.Context) ([]byte, error) {
-	for len(s.pending) < pageDepth && s.off < s.size {
-		off, n := s.off, min(int64(s.chunk), s.size-s.off)
-		s.off += n
-		ch := make(chan pageResult, 1)
-		s.pending = append(s.pending, ch)
-		go func() {
-			b, err := s.readSlice(off, n)
-			if err == nil && int64(len(b)) != n {
-				err = fmt.Errorf("IO.read gave %d bytes at offset %d, not %d: the blob changed", len(b), off, n)
-			}
-			if err != nil {
-				err = s.c.cdpErr(fmt.Errorf("reading the blob at offset %d: %w", off, err))
-			}
-			ch <- pageResult{b, err}
-		}()
+func (s *ioSlices) read(ctx context.Context, off, n int64) ([]byte, error) {
+	b, err := s.readSlice(ctx, off, n)
+	if err != nil {
+		return nil, s.c.cdpErr(fmt.Errorf("reading the blob at offset %d: %w", off, err))
 	}
-	if len(s.pending) == 0 {
-		return nil, goio.EOF
-	}
-	select {
-	case r := <-s.pending[0]:
-		s.pending = s.pending[1:]
-		return r.b, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return b, nil
 }
 
 // readSlice reads bytes [off, off+n) through a handle of their own: a slice
 // of the blob made in the page, so that reads in flight never share a
 // stream position.
-func (s *ioSource) readSlice(off, n int64) ([]byte, error) {
+func (s *ioSlices) readSlice(ctx context.Context, off, n int64) ([]byte, error) {
 	// The slice objects stay in the capture's object group until it ends:
 	// releasing each would cost a round trip for a few bytes of memory.
-	ro, err := s.l.Ref(s.ctx, "slice", val(s.id), val(off), val(n))
+	ro, err := s.l.Ref(ctx, "slice", val(s.id), val(off), val(n))
 	if err != nil {
 		return nil, err
 	}
-	r, err := cdp.Call(s.ctx, s.c.t, resolveBlob, resolveBlobParams{ObjectID: ro})
+	r, err := cdp.Call(ctx, s.c.t, resolveBlob, resolveBlobParams{ObjectID: ro})
 	if err != nil {
 		return nil, fmt.Errorf("IO.resolveBlob: %w", err)
 	}
@@ -305,7 +272,7 @@ func (s *ioSource) readSlice(off, n int64) ([]byte, error) {
 	}()
 	var out []byte
 	for int64(len(out)) < n {
-		rr, err := cdp.Call(s.ctx, s.c.t, io.Read, io.ReadParams{Handle: h, Size: n - int64(len(out))})
+		rr, err := cdp.Call(ctx, s.c.t, io.Read, io.ReadParams{Handle: h, Size: n - int64(len(out))})
 		if err != nil {
 			return nil, fmt.Errorf("IO.read: %w", err)
 		}
@@ -319,8 +286,6 @@ func (s *ioSource) readSlice(off, n int64) ([]byte, error) {
 	}
 	return out, nil
 }
-
-func (s *ioSource) close() { s.cancel() }
 
 // chunkSource yields an asset's bytes in order; io.EOF after the last.
 type chunkSource interface {
@@ -351,34 +316,34 @@ type pageResult struct {
 	err error
 }
 
-// pageSource reads a registered blob in slices, a few ahead.
-type pageSource struct {
+// aheadSource reads a registered blob in slices, a few ahead of the
+// consumer: several reads in flight hide the round trip, which through the
+// extension is several hops long.
+type aheadSource struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
-	c       *Capturer
-	l       *lib
-	id      int64
+	read    func(ctx context.Context, off, n int64) ([]byte, error)
 	size    int64
 	chunk   int
 	off     int64 // next offset to request
 	pending []chan pageResult
 }
 
-func newPageSource(ctx context.Context, c *Capturer, l *lib, id, size int64, chunk int) *pageSource {
+func newAheadSource(ctx context.Context, read func(ctx context.Context, off, n int64) ([]byte, error), size int64, chunk int) *aheadSource {
 	ctx, cancel := context.WithCancel(ctx)
-	return &pageSource{ctx: ctx, cancel: cancel, c: c, l: l, id: id, size: size, chunk: chunk}
+	return &aheadSource{ctx: ctx, cancel: cancel, read: read, size: size, chunk: chunk}
 }
 
-func (p *pageSource) next(ctx context.Context) ([]byte, error) {
+func (p *aheadSource) next(ctx context.Context) ([]byte, error) {
 	for len(p.pending) < pageDepth && p.off < p.size {
-		off, n := p.off, int(min(int64(p.chunk), p.size-p.off))
-		p.off += int64(n)
+		off, n := p.off, min(int64(p.chunk), p.size-p.off)
+		p.off += n
 		ch := make(chan pageResult, 1)
 		p.pending = append(p.pending, ch)
 		go func() {
-			b, err := p.c.read(p.ctx, p.l, p.id, off, n)
-			if err == nil && len(b) != n {
-				err = fmt.Errorf("the page returned %d bytes at offset %d, not %d: the blob changed", len(b), off, n)
+			b, err := p.read(p.ctx, off, n)
+			if err == nil && int64(len(b)) != n {
+				err = fmt.Errorf("read %d bytes of the blob at offset %d, not %d: the blob changed", len(b), off, n)
 			}
 			ch <- pageResult{b, err}
 		}()
@@ -401,7 +366,7 @@ func (p *pageSource) next(ctx context.Context) ([]byte, error) {
 }
 
 // close stops the reads in flight.
-func (p *pageSource) close() { p.cancel() }
+func (p *aheadSource) close() { p.cancel() }
 
 // store streams src into the sink, hashing on the way. The asset is
 // committed only when every expected byte arrived and ctx is still live;
