@@ -110,7 +110,7 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		c.discover = p.Discover
 		if p.Discover {
 			for _, t := range r.tabs {
-				if t.targetID != "" {
+				if t.targetID != "" && c.sees(t) {
 					params, _ := jsonv2.Marshal(map[string]*target.Info{"targetInfo": r.targetInfo(t)}, wire.Options)
 					c.deliver(&cdproto.Message{Method: "Target.targetCreated", Params: params})
 				}
@@ -135,7 +135,7 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 			// Announce the existing tabs as attached before the reply, as
 			// Chrome does. The debugger attaches on their first command.
 			for _, t := range r.tabs {
-				if t.targetID != "" && attachable(t.info.URL) && !c.hasSessionOn(t) {
+				if t.targetID != "" && c.sees(t) && attachable(t.info.URL) && !c.hasSessionOn(t) {
 					r.attachedEvent(c, r.newSession(c, t, nil), r.targetInfo(t))
 				}
 			}
@@ -246,7 +246,7 @@ func (c *Client) targetInfos() []*target.Info {
 	now := time.Now()
 	infos := []*target.Info{}
 	for _, t := range r.tabs {
-		if t.targetID == "" {
+		if t.targetID == "" || !c.sees(t) {
 			continue
 		}
 		if until, ok := c.hidden[t.targetID]; ok {
@@ -258,7 +258,7 @@ func (c *Client) targetInfos() []*target.Info {
 		infos = append(infos, r.targetInfo(t))
 	}
 	for _, ch := range r.children {
-		if ch.info.Type == "iframe" {
+		if ch.info.Type == "iframe" && c.sees(ch.tab) {
 			infos = append(infos, r.childInfo(ch))
 		}
 	}
@@ -266,25 +266,35 @@ func (c *Client) targetInfos() []*target.Info {
 }
 
 // lookupTab finds the tab of a target id, asking the extension once more
-// when the relay does not know it yet.
+// when the relay does not know it yet. Another client's tab is not found.
 func (c *Client) lookupTab(ctx context.Context, id target.ID) (*tab, error) {
 	r := c.r
 	r.mu.Lock()
 	t := r.byTarget[id]
+	ok := t != nil && c.sees(t)
 	r.mu.Unlock()
-	if t != nil {
+	if ok {
 		return t, nil
 	}
-	if err := r.refreshTabs(ctx); err != nil {
-		return nil, err
-	}
-	r.mu.Lock()
-	t = r.byTarget[id]
-	r.mu.Unlock()
 	if t == nil {
-		return nil, &cdproto.Error{Code: -32602, Message: fmt.Sprintf("No target with given id found (%s): the tab was closed; list the tabs again", id)}
+		if err := r.refreshTabs(ctx); err != nil {
+			return nil, err
+		}
+		r.mu.Lock()
+		t = r.byTarget[id]
+		ok = t != nil && c.sees(t)
+		r.mu.Unlock()
+	}
+	if !ok {
+		return nil, noTarget(id)
 	}
 	return t, nil
+}
+
+// noTarget is Chrome's error for an unknown target id. A tab of another
+// client gets it too, so that nothing tells the two apart.
+func noTarget(id target.ID) error {
+	return &cdproto.Error{Code: -32602, Message: fmt.Sprintf("No target with given id found (%s): the tab was closed, or it is not one this client may use; list the tabs again", id)}
 }
 
 func (c *Client) lookupInfo(ctx context.Context, id target.ID) (*target.Info, error) {
@@ -292,6 +302,10 @@ func (c *Client) lookupInfo(ctx context.Context, id target.ID) (*target.Info, er
 	r.mu.Lock()
 	for _, ch := range r.children {
 		if ch.targetID == id {
+			if !c.sees(ch.tab) {
+				r.mu.Unlock()
+				return nil, noTarget(id)
+			}
 			info := r.childInfo(ch)
 			r.mu.Unlock()
 			return info, nil
@@ -336,7 +350,7 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 	}
 	if !t.announced {
 		t.announced = true
-		r.broadcastTarget("Target.targetCreated", r.targetInfo(t))
+		r.broadcastTarget("Target.targetCreated", t)
 	}
 	// Clients that auto-attach must see the target attached before the
 	// reply: Playwright looks the page up on the reply.
@@ -356,7 +370,7 @@ func (c *Client) attachToTarget(ctx context.Context, m *cdproto.Message, sid tar
 	r.mu.Lock()
 	var ch *child
 	for _, x := range r.children {
-		if x.targetID == p.TargetID {
+		if x.targetID == p.TargetID && c.sees(x.tab) {
 			ch = x
 			break
 		}
@@ -409,9 +423,14 @@ func (c *Client) closeTarget(ctx context.Context, m *cdproto.Message, sid target
 		}
 	}
 	t := r.byTarget[p.TargetID]
+	if t != nil && !c.sees(t) {
+		r.mu.Unlock()
+		c.failErr(m.ID, sid, noTarget(p.TargetID))
+		return
+	}
 	isChild := false
 	for _, ch := range r.children {
-		if ch.targetID == p.TargetID {
+		if ch.targetID == p.TargetID && c.sees(ch.tab) {
 			isChild = true
 		}
 	}

@@ -199,7 +199,11 @@ func (c *Client) Handle(m *cdproto.Message) {
 	s := r.sessions[m.SessionID]
 	var ch *child
 	if s == nil {
-		ch = r.children[string(m.SessionID)]
+		// Only a client with a session on the child's tab was told of
+		// the child's session id; no other may use it.
+		if ch = r.children[string(m.SessionID)]; ch != nil && !c.hasSessionOn(ch.tab) {
+			ch = nil
+		}
 	}
 	r.mu.Unlock()
 	switch {

@@ -20,10 +20,13 @@ import (
 type download struct {
 	guid     string
 	chromeID int64
-	url      string
-	begun    bool // Browser.downloadWillBegin sent
-	done     bool // the completed (or canceled) progress sent
-	info     wire.DownloadInfo
+	// tab is where it started, when a debugged tab announced it: only the
+	// clients that may see that tab hear of it.
+	tab   *tab
+	url   string
+	begun bool // Browser.downloadWillBegin sent
+	done  bool // the completed (or canceled) progress sent
+	info  wire.DownloadInfo
 }
 
 type downloadState struct {
@@ -55,14 +58,15 @@ func (d *downloadState) unlinked(url string, wantGUID bool) *download {
 }
 
 // broadcastDownload sends a Browser.* download event to the clients that
-// enabled download events. Call with r.mu held.
-func (r *Relay) broadcastDownload(method cdproto.MethodType, params any) {
+// enabled download events and may see the tab it started in. Call with
+// r.mu held.
+func (r *Relay) broadcastDownload(dl *download, method cdproto.MethodType, params any) {
 	p, err := jsonv2.Marshal(params, wire.Options)
 	if err != nil {
 		return
 	}
 	for c := range r.clients {
-		if c.downloadEvents {
+		if c.downloadEvents && (dl.tab == nil || c.sees(dl.tab)) {
 			c.deliver(&cdproto.Message{Method: method, Params: p})
 		}
 	}
@@ -73,7 +77,7 @@ func (r *Relay) beginDownload(dl *download, frameID, name string) {
 		return
 	}
 	dl.begun = true
-	r.broadcastDownload(cdproto.EventBrowserDownloadWillBegin, map[string]string{
+	r.broadcastDownload(dl, cdproto.EventBrowserDownloadWillBegin, map[string]string{
 		"frameId": frameID, "guid": dl.guid, "url": dl.url, "suggestedFilename": name,
 	})
 }
@@ -97,7 +101,7 @@ func (r *Relay) onPageDownload(t *tab, method cdproto.MethodType, params jsonv2.
 		if dl == nil {
 			dl = &download{url: p.URL}
 		}
-		dl.guid = p.GUID
+		dl.guid, dl.tab = p.GUID, t
 		r.downloads.byGUID[p.GUID] = dl
 		r.beginDownload(dl, p.FrameID, p.SuggestedFilename)
 		if dl.info.State == "complete" || dl.info.State == "interrupted" {
@@ -122,7 +126,7 @@ func (r *Relay) onPageDownload(t *tab, method cdproto.MethodType, params jsonv2.
 		if p.State == "canceled" {
 			dl.done = true
 		}
-		r.broadcastDownload(cdproto.EventBrowserDownloadProgress, map[string]any{
+		r.broadcastDownload(dl, cdproto.EventBrowserDownloadProgress, map[string]any{
 			"guid": p.GUID, "totalBytes": p.TotalBytes, "receivedBytes": p.ReceivedBytes, "state": p.State,
 		})
 	}
@@ -169,7 +173,7 @@ func (r *Relay) finishDownload(dl *download) {
 	} else {
 		p["state"] = "canceled"
 	}
-	r.broadcastDownload(cdproto.EventBrowserDownloadProgress, p)
+	r.broadcastDownload(dl, cdproto.EventBrowserDownloadProgress, p)
 }
 
 func baseName(path string) string {

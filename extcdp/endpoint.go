@@ -130,7 +130,8 @@ func (e *endpoint) list(w http.ResponseWriter, req *http.Request) {
 	e.r.mu.Lock()
 	list := []map[string]string{}
 	for _, t := range e.r.tabs {
-		if t.targetID == "" {
+		// A request here is no client: it sees the person's tabs only.
+		if t.targetID == "" || t.creator != nil {
 			continue
 		}
 		list = append(list, map[string]string{

@@ -78,7 +78,7 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 		var id target.ID
 		var best int64
 		for _, t := range r.tabs {
-			if t.info.Active && t.targetID != "" && t.id > best {
+			if t.info.Active && t.targetID != "" && c.sees(t) && t.id > best {
 				id, best = t.targetID, t.id
 			}
 		}
@@ -109,7 +109,7 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 		r.mu.Lock()
 		tabs := []TabEntry{}
 		for _, t := range r.tabs {
-			if t.targetID != "" {
+			if t.targetID != "" && c.sees(t) {
 				tabs = append(tabs, TabEntry{t.targetID, t.id, t.info.URL, t.info.Title, t.info.Active, t.info.Shared, t.created || t.info.Created})
 			}
 		}

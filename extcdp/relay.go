@@ -239,7 +239,7 @@ func (r *Relay) targetInfo(t *tab) *target.Info {
 	if t.context != "" {
 		info.BrowserContextID = t.context
 	}
-	if o := r.tabs[t.info.OpenerTabID]; t.info.OpenerTabID != 0 && o != nil {
+	if o := r.tabs[t.info.OpenedBy]; t.info.OpenedBy != 0 && o != nil {
 		info.OpenerID = o.targetID
 	}
 	return info
@@ -276,6 +276,7 @@ func (r *Relay) upsertTab(ti wire.TabInfo) *tab {
 		ti.TargetID = string(t.targetID)
 	}
 	t.info = ti
+	r.inherit(t)
 	return t
 }
 
@@ -328,12 +329,11 @@ func (r *Relay) onFrame(f *wire.Frame) {
 		}
 		switch {
 		case t.announced:
-			r.broadcastTarget("Target.targetInfoChanged", r.targetInfo(t))
-		case ti.Created:
-			// createTarget's reply path attaches it, once it knows the
-			// browser context the tab belongs to.
-			t.announced = true
-			r.broadcastTarget("Target.targetCreated", r.targetInfo(t))
+			r.broadcastTarget("Target.targetInfoChanged", t)
+		case ti.Created && t.creator == nil:
+			// createTarget's reply path announces it, once it knows the
+			// client and browser context the tab belongs to: the other
+			// clients must never hear of it.
 		default:
 			t.announced = true
 			r.announce(t)
@@ -505,7 +505,7 @@ func containsClient(list []*Client, c *Client) bool {
 // discover targets, and an attachedToTarget to those that auto-attach.
 // Call with r.mu held.
 func (r *Relay) announce(t *tab) {
-	r.broadcastTarget("Target.targetCreated", r.targetInfo(t))
+	r.broadcastTarget("Target.targetCreated", t)
 	r.autoAttach(t)
 }
 
@@ -517,29 +517,30 @@ func (r *Relay) autoAttach(t *tab) {
 		return
 	}
 	for c := range r.clients {
-		if c.autoAttach && !c.hasSessionOn(t) {
+		if c.autoAttach && c.sees(t) && !c.hasSessionOn(t) {
 			r.attachedEvent(c, r.newSession(c, t, nil), info)
 		}
 	}
 }
 
-// broadcastTarget sends a target event to the browser level of every client
-// that discovers targets, and to every page session that asked for them
-// (chromedp's WaitNewTarget listens there).
-func (r *Relay) broadcastTarget(method cdproto.MethodType, info *target.Info) {
+// broadcastTarget sends a target event about t to the browser level of
+// every client that discovers targets and may see t, and to every page
+// session of those that asked for them (chromedp's WaitNewTarget listens
+// there). Call with r.mu held.
+func (r *Relay) broadcastTarget(method cdproto.MethodType, t *tab) {
 	var params jsonv2.Value
 	if method == "Target.targetDestroyed" {
-		params, _ = jsonv2.Marshal(map[string]target.ID{"targetId": info.TargetID}, wire.Options)
+		params, _ = jsonv2.Marshal(map[string]target.ID{"targetId": t.targetID}, wire.Options)
 	} else {
-		params, _ = jsonv2.Marshal(map[string]*target.Info{"targetInfo": info}, wire.Options)
+		params, _ = jsonv2.Marshal(map[string]*target.Info{"targetInfo": r.targetInfo(t)}, wire.Options)
 	}
 	for c := range r.clients {
-		if c.discover {
+		if c.discover && c.sees(t) {
 			c.deliver(&cdproto.Message{Method: method, Params: params})
 		}
 	}
 	for _, s := range r.sessions {
-		if s.discover {
+		if s.discover && s.client.sees(t) {
 			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: params})
 		}
 	}
@@ -672,7 +673,7 @@ func (r *Relay) tabGone(t *tab, reason string) {
 		delete(r.byTarget, t.targetID)
 	}
 	if t.targetID != "" {
-		r.broadcastTarget("Target.targetDestroyed", &target.Info{TargetID: t.targetID})
+		r.broadcastTarget("Target.targetDestroyed", t)
 	}
 }
 

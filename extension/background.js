@@ -59,6 +59,15 @@ const backoff = new Backoff(100, 5000);
 const reassembler = new Reassembler();
 /** @type {Set<number>} Tabs whose debugger this extension holds. */
 const ours = new Set();
+// The tab whose page opened each tab (window.open, target=_blank), from
+// webNavigation: tabs.openerTabId is also set for tabs no page opened (a
+// new tab opened while another was active), so it cannot tell whose a
+// popup is. Go gives a popup the owner of the tab that opened it.
+/** @type {Map<number, number>} */
+const openedBy = new Map();
+/** @type {Map<number, () => void>} */
+const openedByWaiters = new Map();
+const OPENED_BY_WAIT_MS = 500;
 
 // ---- sharing and policy ----------------------------------------------------
 
@@ -532,7 +541,7 @@ const ops = {
   async 'ext.targets'() {
     const [tabs, targets] = await Promise.all([chrome.tabs.query({}), chrome.debugger.getTargets()]);
     await restored;
-    return { targets: mergeTabs(tabs, targets, ours, shared, created) };
+    return { targets: mergeTabs(tabs, targets, ours, shared, created, openedBy) };
   },
 
   async 'ext.createTab'(params) {
@@ -607,8 +616,18 @@ function tabEvent(method, tab) {
   if (state !== 'ready' || tab.id === undefined) return;
   const tabId = tab.id;
   queueTabEvent(async () => {
+    // A tab with an opener may be a popup: its first report says whose, so
+    // that Go never announces another client's popup to everyone.
+    if (method === 'ext.tabCreated' && tab.openerTabId !== undefined && !openedBy.has(tabId)) {
+      await new Promise((/** @type {(v?: unknown) => void} */ done) => {
+        const timer = setTimeout(done, OPENED_BY_WAIT_MS);
+        openedByWaiters.set(tabId, () => { clearTimeout(timer); done(); });
+      });
+      openedByWaiters.delete(tabId);
+    }
     const target = await targetOf(tabId, 200);
-    emit(notifyText(method, tabInfo(tab, target, ours.has(tabId), { shared: shared.has(tabId), created: created.has(tabId) })));
+    emit(notifyText(method, tabInfo(tab, target, ours.has(tabId),
+      { shared: shared.has(tabId), created: created.has(tabId), openedBy: openedBy.get(tabId) })));
   });
 }
 
@@ -631,6 +650,17 @@ chrome.debugger.onDetach.addListener((source, reason) => {
 
 chrome.tabs.onCreated.addListener((tab) => tabEvent('ext.tabCreated', tab));
 
+chrome.webNavigation.onCreatedNavigationTarget.addListener((d) => {
+  openedBy.set(d.tabId, d.sourceTabId);
+  const waiter = openedByWaiters.get(d.tabId);
+  if (waiter) {
+    waiter();
+    return;
+  }
+  // The tab was reported before this arrived: report it again.
+  void chrome.tabs.get(d.tabId).then((tab) => tabEvent('ext.tabUpdated', tab)).catch(() => {});
+});
+
 chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
   if (change.url !== undefined && ours.has(tabId) && !urlAllowed(change.url, policy.domains)) void letGo(tabId);
   // A navigation resets the tab's badge.
@@ -640,6 +670,7 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
 
 chrome.tabs.onRemoved.addListener((tabId) => {
   ours.delete(tabId);
+  openedBy.delete(tabId);
   if (shared.delete(tabId) || created.delete(tabId)) persist();
   if (state !== 'ready') return;
   queueTabEvent(async () => emit(notifyText('ext.tabRemoved', { tabId })));

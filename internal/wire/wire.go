@@ -167,6 +167,9 @@ type TabInfo struct {
 	Attached    bool   `json:"attached"`
 	Shared      bool   `json:"shared,omitzero"`
 	Created     bool   `json:"created,omitzero"`
+	// OpenedBy is the tab whose page opened this one (window.open, a
+	// target=_blank link); unlike OpenerTabID it is never a guess.
+	OpenedBy int64 `json:"openedBy,omitzero"`
 }
 
 // PolicyParams is the payload of ext.setPolicy: what the extension itself

@@ -1,0 +1,145 @@
+package extcdp_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/coder/websocket"
+
+	"github.com/livetab/livetab/extcdp"
+	"github.com/livetab/livetab/internal/wire"
+)
+
+// rawClient speaks CDP to the endpoint by hand, as an arbitrary program on
+// the machine would: no library smooths over what the relay sends.
+type rawClient struct {
+	t  *testing.T
+	ws *websocket.Conn
+
+	mu      sync.Mutex
+	next    int64
+	waiting map[int64]chan rawMsg
+	events  []rawMsg
+	closed  chan struct{}
+}
+
+type rawMsg struct {
+	ID        int64        `json:"id"`
+	SessionID string       `json:"sessionId"`
+	Method    string       `json:"method"`
+	Params    jsonv2.Value `json:"params"`
+	Result    jsonv2.Value `json:"result"`
+	Error     *struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// dialRaw connects a raw client to the test browser's endpoint.
+func dialRaw(t *testing.T) *rawClient {
+	t.Helper()
+	srv, tok := endpoint(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, extcdp.RelayFor(env.Bridge).BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws.SetReadLimit(64 << 20)
+	c := &rawClient{t: t, ws: ws, waiting: map[int64]chan rawMsg{}, closed: make(chan struct{})}
+	go c.read()
+	t.Cleanup(func() { ws.CloseNow() })
+	return c
+}
+
+func (c *rawClient) read() {
+	defer close(c.closed)
+	for {
+		_, data, err := c.ws.Read(context.Background())
+		if err != nil {
+			return
+		}
+		var m rawMsg
+		if jsonv2.Unmarshal(data, &m, wire.Options) != nil {
+			continue
+		}
+		c.mu.Lock()
+		if ch := c.waiting[m.ID]; m.ID != 0 && m.Method == "" && ch != nil {
+			delete(c.waiting, m.ID)
+			ch <- m
+		} else if m.Method != "" {
+			c.events = append(c.events, m)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// call sends a command and waits up to 20 s for its reply.
+func (c *rawClient) call(session, method string, params any) (jsonv2.Value, error) {
+	c.mu.Lock()
+	c.next++
+	id := c.next
+	ch := make(chan rawMsg, 1)
+	c.waiting[id] = ch
+	c.mu.Unlock()
+	msg := map[string]any{"id": id, "method": method}
+	if session != "" {
+		msg["sessionId"] = session
+	}
+	if params != nil {
+		msg["params"] = params
+	}
+	b, _ := jsonv2.Marshal(msg, wire.Options)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
+		return nil, err
+	}
+	select {
+	case m := <-ch:
+		if m.Error != nil {
+			return nil, fmt.Errorf("%s: %d %s", method, m.Error.Code, m.Error.Message)
+		}
+		return m.Result, nil
+	case <-c.closed:
+		return nil, fmt.Errorf("%s: connection closed", method)
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s: no reply in 20 s", method)
+	}
+}
+
+func (c *rawClient) must(session, method string, params any) jsonv2.Value {
+	c.t.Helper()
+	res, err := c.call(session, method, params)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return res
+}
+
+// field reads one string field of a JSON object.
+func field(v jsonv2.Value, name string) string {
+	var m map[string]any
+	jsonv2.Unmarshal(v, &m, wire.Options)
+	s, _ := m[name].(string)
+	return s
+}
+
+// seen reports whether any event received so far mentions s.
+func (c *rawClient) seen(s string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.events {
+		if strings.Contains(string(e.Params), s) || e.SessionID == s {
+			return true
+		}
+	}
+	return false
+}
+
+func unmarshal(v jsonv2.Value, out any) error { return jsonv2.Unmarshal(v, out, wire.Options) }
