@@ -267,6 +267,23 @@ func (b *Bridge) Go(ctx context.Context, f *wire.Frame, done func(*wire.Frame, e
 	if err != nil {
 		return err
 	}
+	return b.send(ctx, c, f, done)
+}
+
+// GoNow is Go without the wait for an extension that is away: with none
+// connected it fails at once. It is for calls made under a lock, which
+// must never wait out a reconnection.
+func (b *Bridge) GoNow(f *wire.Frame, done func(*wire.Frame, error)) error {
+	b.mu.Lock()
+	c, last := b.conn, b.lastClose
+	b.mu.Unlock()
+	if c == nil {
+		return b.notConnected(last)
+	}
+	return b.send(context.Background(), c, f, done)
+}
+
+func (b *Bridge) send(ctx context.Context, c *extConn, f *wire.Frame, done func(*wire.Frame, error)) error {
 	f.ID = b.nextID.Add(1)
 	data, err := wire.Encode(f)
 	if err != nil {
@@ -665,6 +682,12 @@ func (c *extConn) takeAll() []*pending {
 	return all
 }
 
+// writeTimeout bounds one write to the extension: a worker that stopped
+// reading is cut off (and redials) instead of holding every caller.
+const writeTimeout = 30 * time.Second
+
 func (c *extConn) write(data []byte) error {
-	return c.ws.Write(context.Background(), websocket.MessageText, data)
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	return c.ws.Write(ctx, websocket.MessageText, data)
 }

@@ -21,7 +21,7 @@ import (
 // extension reports, and turns target operations into tab operations.
 // sid is the session the command came on ("" at the root).
 func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
-	ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
+	ctx, cancel := context.WithTimeout(c.ctx, clientTimeout)
 	defer cancel()
 	r := c.r
 	switch m.Method {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chromedp/cdproto"
@@ -26,12 +27,24 @@ var ErrClientClosed = errors.New("extcdp: client closed")
 // other client.
 type Client struct {
 	r *Relay
+	// ctx ends when the client closes: the commands it still has at the
+	// extension are dropped there.
+	ctx    context.Context
+	cancel context.CancelFunc
 
-	qmu    sync.Mutex
-	queue  []*cdproto.Message
-	head   int
-	signal chan struct{}
-	closed bool
+	qmu      sync.Mutex
+	queue    []*cdproto.Message
+	head     int
+	queued   int64 // bytes of the unread messages
+	limits   *queueLimits
+	overflew bool
+	signal   chan struct{}
+	closed   bool
+
+	// inFlight counts the commands waiting for their reply; the endpoint
+	// stops reading a client that has too many (see waitInFlight).
+	inFlight   atomic.Int64
+	inFlightCh chan struct{}
 
 	// The fields below are guarded by r.mu.
 	discover       bool
@@ -52,7 +65,8 @@ type Client struct {
 
 // NewClient connects a new client to the relay.
 func (r *Relay) NewClient() *Client {
-	c := &Client{r: r, signal: make(chan struct{}, 1), hidden: map[target.ID]time.Time{}, contexts: map[cdp.BrowserContextID]bool{}}
+	c := &Client{r: r, signal: make(chan struct{}, 1), inFlightCh: make(chan struct{}, 1), hidden: map[target.ID]time.Time{}, contexts: map[cdp.BrowserContextID]bool{}}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
 	r.mu.Lock()
 	r.clients[c] = struct{}{}
 	r.mu.Unlock()
@@ -61,18 +75,68 @@ func (r *Relay) NewClient() *Client {
 
 // deliver queues a message for the client. It never blocks, so the bridge's
 // reader goroutine is never held up by a slow client.
+//
+// A client that leaves more unread than its limits allow is cut off: its
+// queue is dropped and its connection closed with the reason.
 func (c *Client) deliver(m *cdproto.Message) {
+	if m.Method == "" && c.inFlight.Add(-1) >= 0 {
+		select {
+		case c.inFlightCh <- struct{}{}:
+		default:
+		}
+	}
+	n := size(m)
 	c.qmu.Lock()
-	if c.closed {
+	if c.closed || c.overflew {
 		c.qmu.Unlock()
 		return
 	}
+	if l := c.limits; l != nil && c.queued > 0 {
+		// One large reply on an empty queue always passes: only what
+		// piles up unread counts against the client.
+		over := ""
+		switch {
+		case c.queued+n > l.max:
+			over = fmt.Sprintf("livetab: this client left %d MiB of replies and events unread (the limit is %d MiB): it was disconnected; read the socket while you send", (c.queued+n)>>20, l.max>>20)
+		case l.total.Load()+n > l.maxTotal && c.queued+n > l.max/8:
+			over = fmt.Sprintf("livetab: the endpoint's clients left %d MiB unread in all and this one %d MiB of it: it was disconnected; read the socket while you send", (l.total.Load()+n)>>20, (c.queued+n)>>20)
+		}
+		if over != "" {
+			c.overflew = true
+			l.total.Add(-c.queued)
+			c.queue, c.head, c.queued = nil, 0, 0
+			c.qmu.Unlock()
+			go l.overflow(over)
+			return
+		}
+	}
 	c.queue = append(c.queue, m)
+	c.queued += n
+	if c.limits != nil {
+		c.limits.total.Add(n)
+	}
 	c.qmu.Unlock()
 	select {
 	case c.signal <- struct{}{}:
 	default:
 	}
+}
+
+// sent counts a command the client sent; its reply, whatever path it takes,
+// goes through deliver.
+func (c *Client) sent() { c.inFlight.Add(1) }
+
+// waitInFlight waits until the client has fewer than max commands without
+// a reply, or ctx ends.
+func (c *Client) waitInFlight(ctx context.Context, max int64) error {
+	for c.inFlight.Load() >= max {
+		select {
+		case <-c.inFlightCh:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // Next returns the next reply or event for the client.
@@ -83,6 +147,11 @@ func (c *Client) Next(ctx context.Context) (*cdproto.Message, error) {
 			m := c.queue[c.head]
 			c.queue[c.head] = nil
 			c.head++
+			n := size(m)
+			c.queued -= n
+			if c.limits != nil {
+				c.limits.total.Add(-n)
+			}
 			if c.head == len(c.queue) {
 				c.queue, c.head = c.queue[:0], 0
 			}
@@ -111,7 +180,12 @@ func (c *Client) Close() {
 		return
 	}
 	c.closed = true
+	if c.limits != nil {
+		c.limits.total.Add(-c.queued)
+	}
+	c.queue, c.head, c.queued = nil, 0, 0
 	c.qmu.Unlock()
+	c.cancel()
 	select {
 	case c.signal <- struct{}{}:
 	default:
@@ -137,8 +211,14 @@ func (c *Client) Close() {
 		r.releaseIfUnused(t)
 	}
 	r.mu.Unlock()
-	for _, id := range mine {
-		r.b.Go(context.Background(), &wire.Frame{Method: wire.CloseTab, Params: tabParams(id)}, func(*wire.Frame, error) {})
+	if len(mine) > 0 {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
+			defer cancel()
+			for _, id := range mine {
+				r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: id})
+			}
+		}()
 	}
 }
 
@@ -268,12 +348,19 @@ func (c *Client) shared(s *session) bool {
 func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 	r := c.r
 	replySID := m.SessionID
-	if err := r.ensureAttached(context.Background(), t); err != nil {
+	actx, acancel := context.WithTimeout(c.ctx, clientTimeout)
+	err := r.ensureAttached(actx, t)
+	acancel()
+	if err != nil {
 		c.failErr(m.ID, replySID, attachError(t, err))
 		return
 	}
+	// Every command is answered within commandTimeout, and dropped at the
+	// extension when its client goes away.
+	ctx, cancel := context.WithTimeout(c.ctx, commandTimeout)
 	id := m.ID
 	done := func(rep *wire.Frame, err error) {
+		cancel()
 		out := &cdproto.Message{ID: id, SessionID: replySID}
 		switch {
 		case err != nil:
@@ -313,12 +400,14 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 	if m.Method == cdproto.CommandDOMGetDocument && s != nil {
 		var cached jsonv2.Value
 		if params, done, cached = c.getDocument(s, params, done); cached != nil {
+			cancel()
 			c.reply(id, replySID, cached)
 			return
 		}
 	}
 	f := &wire.Frame{Method: string(m.Method), Params: params, TabID: t.id, SessionID: sid}
-	if err := r.b.Go(context.Background(), f, done); err != nil {
+	if err := r.b.Go(ctx, f, done); err != nil {
+		cancel()
 		c.failErr(m.ID, replySID, err)
 	}
 }

@@ -3,12 +3,17 @@ package extcdp
 import (
 	"context"
 	"crypto/subtle"
+	"io"
 	"log/slog"
+	"math"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chromedp/cdproto"
@@ -29,9 +34,26 @@ type HandlerOptions struct {
 	// SingleClient refuses a second client while one is connected.
 	SingleClient bool
 
-	// MaxMessageSize bounds one client message. Default 256 MiB: Playwright
-	// sends its injected scripts and uploads inline.
+	// MaxMessageSize bounds one client message. Default 100 MiB: Playwright
+	// sends files inline, up to 50 MB before base64. Messages over 1 MiB
+	// are read one at a time across all clients, so that many large ones
+	// at once cannot add up.
 	MaxMessageSize int64
+
+	// MaxQueue bounds what one client leaves unread (replies and events);
+	// a client past it is disconnected with a close reason that says so,
+	// and the others are not affected. Default 64 MiB.
+	MaxQueue int64
+
+	// MaxTotalQueue bounds what all clients together leave unread; past
+	// it, a client holding more than an eighth of MaxQueue is cut.
+	// Default 256 MiB.
+	MaxTotalQueue int64
+
+	// MaxInFlight is how many commands one client may have unanswered;
+	// past it the endpoint reads no more from that client until replies
+	// come back. Default 1024.
+	MaxInFlight int64
 
 	// Logger receives connection events; never the token.
 	Logger *slog.Logger
@@ -49,7 +71,16 @@ type HandlerOptions struct {
 // no CORS headers are ever sent.
 func (r *Relay) Handler(opts HandlerOptions) http.Handler {
 	if opts.MaxMessageSize <= 0 {
-		opts.MaxMessageSize = 256 << 20
+		opts.MaxMessageSize = 100 << 20
+	}
+	if opts.MaxQueue <= 0 {
+		opts.MaxQueue = defaultMaxQueue
+	}
+	if opts.MaxTotalQueue <= 0 {
+		opts.MaxTotalQueue = defaultMaxTotalQueue
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = defaultMaxInFlight
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -63,6 +94,9 @@ type endpoint struct {
 
 	mu      sync.Mutex
 	clients int
+
+	queued atomic.Int64 // unread bytes of every client
+	big    sync.Mutex   // held while one large message is read and handled
 }
 
 func (e *endpoint) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -89,8 +123,10 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		e.list(w, req)
 	case path == "/livetab/status":
 		e.status(w, req)
-	case strings.HasPrefix(path, "/devtools/browser/"):
+	case path == "/devtools/browser/"+string(e.r.browserID):
 		e.serveClient(w, req)
+	case strings.HasPrefix(path, "/devtools/"):
+		http.Error(w, "livetab: no such target; the browser endpoint is the webSocketDebuggerUrl of /json/version", http.StatusNotFound)
 	default:
 		http.NotFound(w, req)
 	}
@@ -118,8 +154,20 @@ func (e *endpoint) version(w http.ResponseWriter, req *http.Request) {
 		"User-Agent":           h.UserAgent,
 		"V8-Version":           "",
 		"WebKit-Version":       "",
-		"webSocketDebuggerUrl": e.r.BrowserURL(req.Host, e.opts.Token),
+		"webSocketDebuggerUrl": e.r.BrowserURL(localHost(req), e.opts.Token),
 	})
+}
+
+// localHost is the address the request came in on: a client that named
+// the endpoint by another loopback name (localhost, [::1]) is given the
+// address that is really listening.
+func localHost(req *http.Request) string {
+	if a, ok := req.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if ap, err := netip.ParseAddrPort(a.String()); err == nil && ap.Addr().Unmap().IsLoopback() {
+			return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()).String()
+		}
+	}
+	return req.Host
 }
 
 func (e *endpoint) list(w http.ResponseWriter, req *http.Request) {
@@ -181,6 +229,12 @@ func (e *endpoint) serveClient(w http.ResponseWriter, req *http.Request) {
 	ws.SetReadLimit(e.opts.MaxMessageSize)
 	c := e.r.NewClient()
 	ctx, cancel := context.WithCancel(context.Background())
+	c.limits = &queueLimits{max: e.opts.MaxQueue, total: &e.queued, maxTotal: e.opts.MaxTotalQueue, overflow: func(reason string) {
+		e.opts.Logger.Warn("CDP client disconnected: it does not read", "remote", req.RemoteAddr, "why", reason)
+		// A close reason holds 123 bytes at most.
+		ws.Close(websocket.StatusPolicyViolation, "livetab: too much left unread; read the socket while you send")
+		cancel()
+	}}
 	// Browser.close ends this connection, never the user's browser; the
 	// pause lets the writer send the reply first.
 	c.OnBrowserClose = func() { time.AfterFunc(100*time.Millisecond, cancel) }
@@ -203,33 +257,103 @@ func (e *endpoint) serveClient(w http.ResponseWriter, req *http.Request) {
 				cancel()
 				return
 			}
+			if cap(buf) > 1<<20 {
+				buf = nil // one large reply does not pin its buffer
+			}
 		}
 	}()
 	for {
-		typ, data, err := ws.Read(ctx)
+		if err := c.waitInFlight(ctx, e.opts.MaxInFlight); err != nil {
+			break
+		}
+		typ, data, unlock, err := e.read(ctx, ws)
 		if err != nil {
 			break
 		}
-		m := new(cdproto.Message)
-		if typ != websocket.MessageText {
-			continue
-		}
-		if err := jsonv2.Unmarshal(data, m, wire.Options); err != nil {
-			// Answer what can be answered: Chrome replies -32700 to junk.
-			c.deliver(&cdproto.Message{ID: 0, Method: "", Error: &cdproto.Error{Code: -32700, Message: "livetab: message is not valid JSON: " + err.Error()}})
-			continue
-		}
-		if m.Method == "" {
-			c.fail(m.ID, m.SessionID, -32600, "livetab: a message needs a method")
-			continue
-		}
-		c.Handle(m)
+		c.sent() // whatever the message, exactly one reply goes back
+		e.handle(c, typ, data)
+		unlock()
 	}
 	cancel()
 	c.Close()
 	<-done
 	ws.Close(websocket.StatusNormalClosure, "")
 	e.opts.Logger.Info("CDP client disconnected", "remote", req.RemoteAddr)
+}
+
+// bigMessage is the size past which a client message waits for its turn.
+const bigMessage = 1 << 20
+
+// read reads one message. One over bigMessage is read and handled only
+// while it holds e.big: a large message costs a few copies of itself on
+// its way to the extension, and many at once must not add up. unlock
+// releases it after handling.
+func (e *endpoint) read(ctx context.Context, ws *websocket.Conn) (websocket.MessageType, []byte, func(), error) {
+	typ, rd, err := ws.Reader(ctx)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	buf := make([]byte, 0, 4096)
+	for len(buf) <= bigMessage {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return typ, buf, func() {}, nil
+		}
+		if err != nil {
+			return 0, nil, nil, err
+		}
+	}
+	e.big.Lock()
+	rest, err := io.ReadAll(rd)
+	if err != nil {
+		e.big.Unlock()
+		return 0, nil, nil, err
+	}
+	return typ, append(buf, rest...), e.big.Unlock, nil
+}
+
+// zeroID stands for a client's id 0 inside the relay, where 0 means "no
+// id" (events). appendMessage writes it back as 0.
+const zeroID = math.MinInt64
+
+// handle answers one client message: a command goes to the relay; anything
+// else gets the error Chrome would give, with the id when there is one.
+func (e *endpoint) handle(c *Client, typ websocket.MessageType, data []byte) {
+	if typ != websocket.MessageText {
+		c.fail(0, "", -32700, "livetab: binary WebSocket messages are not CDP; send each command as a JSON text message")
+		return
+	}
+	m := new(cdproto.Message)
+	if err := jsonv2.Unmarshal(data, m, wire.Options); err != nil {
+		c.fail(0, "", -32700, "livetab: message is not a valid CDP command: "+err.Error())
+		return
+	}
+	if string(m.Params) == "null" {
+		m.Params = nil
+	}
+	if m.ID == 0 {
+		var probe struct {
+			ID *int64 `json:"id"`
+		}
+		if jsonv2.Unmarshal(data, &probe, wire.Options) != nil || probe.ID == nil {
+			c.fail(0, m.SessionID, -32600, "livetab: a command needs an integer id")
+			return
+		}
+		m.ID = zeroID
+	}
+	if m.Method == "" {
+		c.fail(m.ID, m.SessionID, -32600, "livetab: a command needs a method")
+		return
+	}
+	if m.Result != nil || m.Error != nil || m.Params != nil && (len(m.Params) == 0 || m.Params[0] != '{') {
+		c.fail(m.ID, m.SessionID, -32602, "livetab: a command has an object of params and no result or error")
+		return
+	}
+	c.Handle(m)
 }
 
 // appendMessage encodes m by hand: cdproto.Message's omitempty would drop
@@ -246,7 +370,12 @@ func appendMessage(buf []byte, m *cdproto.Message) ([]byte, error) {
 		buf = append(buf, name...)
 		buf = append(buf, '"', ':')
 	}
-	if m.ID != 0 {
+	switch m.ID {
+	case 0:
+	case zeroID:
+		field("id")
+		buf = append(buf, '0')
+	default:
 		field("id")
 		buf = strconv.AppendInt(buf, m.ID, 10)
 	}

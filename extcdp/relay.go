@@ -385,16 +385,20 @@ func (r *Relay) reconcile(attached []int64) {
 			if t != nil {
 				t.attached = false
 			}
-			r.b.Go(context.Background(), &wire.Frame{Method: wire.Detach, Params: tabParams(id)}, func(*wire.Frame, error) {})
+			r.b.GoNow(&wire.Frame{Method: wire.Detach, Params: tabParams(id)}, func(*wire.Frame, error) {})
 		} else {
 			t.attached = true
 		}
 	}
 	if p := r.policy; p != nil {
 		params, _ := jsonv2.Marshal(p, wire.Options)
-		r.b.Go(context.Background(), &wire.Frame{Method: wire.SetPolicy, Params: params}, func(*wire.Frame, error) {})
+		r.b.GoNow(&wire.Frame{Method: wire.SetPolicy, Params: params}, func(*wire.Frame, error) {})
 	}
-	go r.refreshTabs(context.Background())
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
+		defer cancel()
+		r.refreshTabs(ctx)
+	}()
 }
 
 func (r *Relay) hasChildSessions(t *tab) bool {
@@ -618,7 +622,9 @@ func (r *Relay) releaseIfUnused(t *tab) {
 			delete(r.children, c.sid)
 		}
 	}
-	r.b.Go(context.Background(), &wire.Frame{Method: wire.Detach, Params: tabParams(t.id)}, func(*wire.Frame, error) {})
+	// Under r.mu: never wait for an extension that is away. One that
+	// comes back is told to let go of unused tabs by reconcile.
+	r.b.GoNow(&wire.Frame{Method: wire.Detach, Params: tabParams(t.id)}, func(*wire.Frame, error) {})
 }
 
 // debuggerGone ends every session of t after the extension's debugger left

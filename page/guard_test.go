@@ -59,7 +59,7 @@ var errNo = errors.New("guard says no")
 
 func testGuard(t *testing.T, s *suite) {
 	g := &fakeGuard{}
-	p, ctx := s.open(t, "/actions.html", page.WithGuard(g))
+	p, ctx, tab := s.openTab(t, "/actions.html", page.WithGuard(g))
 	if a := g.last(); a.Kind != page.KindNavigate || a.Target != s.srv.URL+"/actions.html" || a.Tab != "1" || a.TargetID == "" {
 		t.Fatalf("navigate action: %+v", a)
 	}
@@ -157,9 +157,11 @@ func testGuard(t *testing.T, s *suite) {
 	}
 	g.set(nil, nil)
 
-	// A tab the person opened: attached, marked adopted, let go of by
-	// CloseTab and left open.
-	other2 := s.newTab(t)
+	// A tab the Page did not open (the program's own here; through livetab
+	// another program's tabs are out of reach): attached, marked adopted,
+	// let go of by CloseTab and left open.
+	other2, cancelOther := chromedp.NewContext(tab)
+	defer cancelOther()
 	if err := chromedp.Do(other2, chromedp.Navigate(s.srv.URL+"/nav2.html")); err != nil {
 		t.Fatal(err)
 	}

@@ -117,6 +117,14 @@ func runSuite(t *testing.T, newTab func(t *testing.T) context.Context) {
 // open makes a Page on a new tab and loads path from the test server.
 func (s *suite) open(t *testing.T, path string, opts ...page.Option) (*page.Page, context.Context) {
 	t.Helper()
+	p, ctx, _ := s.openTab(t, path, opts...)
+	return p, ctx
+}
+
+// openTab is open that also returns the chromedp context the Page was made
+// on: other tabs of the same program come from it.
+func (s *suite) openTab(t *testing.T, path string, opts ...page.Option) (*page.Page, context.Context, context.Context) {
+	t.Helper()
 	tab := s.newTab(t)
 	p, err := page.New(tab, opts...)
 	if err != nil {
@@ -130,7 +138,7 @@ func (s *suite) open(t *testing.T, path string, opts ...page.Option) (*page.Page
 			t.Fatalf("Navigate(%s): %v", path, err)
 		}
 	}
-	return p, ctx
+	return p, ctx, tab
 }
 
 // pageLog reads what the test page recorded in window.__log.

@@ -1,0 +1,48 @@
+package extcdp
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/chromedp/cdproto"
+)
+
+// What one client may cost (docs/decisions/2026-11-23-bounded-clients.md).
+// A program that floods the endpoint and never reads its socket must not
+// grow serve without bound, and must not slow the others down.
+const (
+	// commandTimeout bounds a command the extension never answers (a
+	// wedged tab): the client gets an error, the relay forgets it.
+	commandTimeout = 5 * time.Minute
+	// defaultMaxQueue is what one endpoint client may leave unread.
+	defaultMaxQueue = 64 << 20
+	// defaultMaxTotalQueue is what all endpoint clients together may
+	// leave unread; past it the ones with the most unread are cut first.
+	defaultMaxTotalQueue = 256 << 20
+	// defaultMaxInFlight is how many commands one client may have at the
+	// extension at once; past it the endpoint stops reading that client's
+	// socket until replies come back (TCP pushes back on the sender).
+	defaultMaxInFlight = 1024
+	// messageOverhead is what a queued message costs besides its JSON.
+	messageOverhead = 128
+)
+
+// queueLimits bound a client's unread messages. nil means unbounded: the
+// in-process transport is read by chromedp's own loop.
+type queueLimits struct {
+	max      int64         // this client's unread bytes
+	total    *atomic.Int64 // every endpoint client's unread bytes
+	maxTotal int64
+	// overflow ends the client's connection, saying why; it runs once,
+	// on its own goroutine.
+	overflow func(reason string)
+}
+
+// size is what m costs while it waits in a queue.
+func size(m *cdproto.Message) int64 {
+	n := int64(len(m.Params) + len(m.Result) + len(m.SessionID) + len(m.Method) + messageOverhead)
+	if m.Error != nil {
+		n += int64(len(m.Error.Message))
+	}
+	return n
+}
