@@ -11,6 +11,13 @@
 // Cancelling a chromedp context closes the tab only when livetab opened it.
 // A tab the user already had (attached with chromedp.WithTargetID) is
 // detached and left as it was.
+//
+// Each connection is a [Client]: each allocated chromedp browser in
+// process, each WebSocket of the endpoint. A tab a client opens, and the
+// popups that tab opens, belong to it: other clients neither see nor touch
+// them. A client's commands run in order per session and never wait on
+// another session's; what a client may leave unread and have in flight is
+// bounded ([HandlerOptions]).
 package extcdp
 
 import (

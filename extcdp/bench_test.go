@@ -15,7 +15,10 @@ import (
 
 // fakeBridge is a bridge with the in-process fake extension connected: it
 // measures what livetab's Go side costs, without Chrome.
-func fakeBridge(tb testing.TB) *bridge.Bridge {
+func fakeBridge(tb testing.TB) *bridge.Bridge { return fakeBridgeWith(tb, nil) }
+
+// fakeBridgeWith is fakeBridge with the fake's handlers changed by setup.
+func fakeBridgeWith(tb testing.TB, setup func(*fakeext.Ext)) *bridge.Bridge {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
@@ -26,6 +29,9 @@ func fakeBridge(tb testing.TB) *bridge.Bridge {
 	e, _, err := fakeext.Dial(ctx, b.URL(), fakeext.Options{Token: b.Token()})
 	if err != nil {
 		tb.Fatal(err)
+	}
+	if setup != nil {
+		setup(e)
 	}
 	go e.Serve(ctx)
 	wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)

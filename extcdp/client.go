@@ -41,6 +41,8 @@ type Client struct {
 	signal   chan struct{}
 	closed   bool
 
+	lanes lanes
+
 	// inFlight counts the commands waiting for their reply; the endpoint
 	// stops reading a client that has too many (see waitInFlight).
 	inFlight   atomic.Int64
@@ -263,13 +265,8 @@ func (c *Client) hasSessionOn(t *tab) bool {
 	return false
 }
 
-// Handle takes one message from the client: a command at the browser level
-// or on one of its sessions. The answer comes through Next. Page commands
-// go to the extension as they are: their params are never decoded.
-func (c *Client) Handle(m *cdproto.Message) {
-	if m.Method == "" {
-		return // clients send only commands
-	}
+// handle runs one command of a lane.
+func (c *Client) handle(m *cdproto.Message) {
 	if m.SessionID == "" {
 		c.browserCommand(m, "")
 		return

@@ -271,8 +271,7 @@ func (e *endpoint) serveClient(w http.ResponseWriter, req *http.Request) {
 			break
 		}
 		c.sent() // whatever the message, exactly one reply goes back
-		e.handle(c, typ, data)
-		unlock()
+		e.handle(c, typ, data, unlock)
 	}
 	cancel()
 	c.Close()
@@ -322,7 +321,14 @@ const zeroID = math.MinInt64
 
 // handle answers one client message: a command goes to the relay; anything
 // else gets the error Chrome would give, with the id when there is one.
-func (e *endpoint) handle(c *Client, typ websocket.MessageType, data []byte) {
+// unlock runs once the message went on its way.
+func (e *endpoint) handle(c *Client, typ websocket.MessageType, data []byte, unlock func()) {
+	handed := false
+	defer func() {
+		if !handed {
+			unlock()
+		}
+	}()
 	if typ != websocket.MessageText {
 		c.fail(0, "", -32700, "livetab: binary WebSocket messages are not CDP; send each command as a JSON text message")
 		return
@@ -353,7 +359,8 @@ func (e *endpoint) handle(c *Client, typ websocket.MessageType, data []byte) {
 		c.fail(m.ID, m.SessionID, -32602, "livetab: a command has an object of params and no result or error")
 		return
 	}
-	c.Handle(m)
+	handed = true
+	c.enqueue(m, unlock)
 }
 
 // appendMessage encodes m by hand: cdproto.Message's omitempty would drop

@@ -1,11 +1,14 @@
 package extcdp_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/livetab/livetab/extcdp"
 )
 
 // Two programs share one serve. What A opens is A's: B, trying every way
@@ -22,7 +25,7 @@ func TestClientsDoNotSeeEachOthersTabs(t *testing.T) {
 
 	// A sees its popup: it belongs to A too.
 	var popup string
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for popup == "" && time.Now().Before(deadline) {
 		for _, info := range targetInfos(t, a) {
 			if strings.HasSuffix(info.URL, "popupOfA") {
@@ -32,7 +35,15 @@ func TestClientsDoNotSeeEachOthersTabs(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if popup == "" {
-		t.Fatal("A does not see the popup its own tab opened")
+		var chrome []string
+		if u, err := env.User(context.Background()); err == nil {
+			ts, _ := u.Targets(context.Background())
+			for _, ti := range ts {
+				chrome = append(chrome, ti.Type+" "+ti.URL)
+			}
+			u.Close()
+		}
+		t.Fatalf("A does not see the popup its own tab opened; A sees %v; Chrome has %v; relay: %+v", targetInfos(t, a), chrome, extcdp.RelayFor(env.Bridge).Status().Tabs)
 	}
 
 	for _, info := range targetInfos(t, b) {

@@ -76,6 +76,10 @@ func DefaultHandlers() map[string]func(*wire.Frame) (jsonv2.Value, *cdproto.Erro
 	}
 }
 
+// NoReply, returned by a handler, leaves the request unanswered: a tab
+// whose attach never completes, an extension that wedged.
+var NoReply = jsonv2.Value(`"fakeext: no reply"`)
+
 // Serve answers requests until the socket closes, and returns why it closed.
 func (e *Ext) Serve(ctx context.Context) error {
 	defer close(e.closed)
@@ -100,6 +104,9 @@ func (e *Ext) Serve(ctx context.Context) error {
 		reply := &wire.Frame{ID: f.ID}
 		if h != nil {
 			reply.Result, reply.Error = h(f)
+		}
+		if string(reply.Result) == string(NoReply) {
+			continue
 		}
 		if reply.Result == nil && reply.Error == nil {
 			reply.Result = jsonv2.Value(`{}`)
