@@ -89,6 +89,8 @@ type extConn struct {
 	nextID  atomic.Int64
 	events  chan wire.Frame
 	chunked atomic.Int64 // binary messages received
+	rawMu   sync.Mutex
+	raw     [][]byte     // every message received, as it came
 	backlog []wire.Frame // events passed over, only touched by the test
 	done    chan struct{}
 	err     error
@@ -103,6 +105,9 @@ func (e *extConn) readLoop() {
 			e.err = err
 			return
 		}
+		e.rawMu.Lock()
+		e.raw = append(e.raw, b)
+		e.rawMu.Unlock()
 		if typ == websocket.MessageBinary {
 			e.chunked.Add(1)
 			stream := binary.BigEndian.Uint32(b[1:wire.ChunkHeader])
@@ -247,8 +252,8 @@ func (e *extConn) event(t *testing.T, method string, ok func(wire.Frame) bool) w
 	}
 }
 
-// handshake reads the hello, checks what every hello must hold, and
-// welcomes the extension.
+// handshake reads the hello, checks what every hello must hold, proves
+// that it holds the token, checks the extension's proof and welcomes it.
 func (e *extConn) handshake(t *testing.T, token string) wire.HelloParams {
 	t.Helper()
 	f := e.event(t, wire.Hello, nil)
@@ -256,11 +261,19 @@ func (e *extConn) handshake(t *testing.T, token string) wire.HelloParams {
 	if err := jsonv2.Unmarshal(f.Params, &h); err != nil {
 		t.Fatalf("hello params %s: %v", f.Params, err)
 	}
-	if h.Token != token || h.ExtensionID != ID || h.Version != "0.1.0" || !strings.Contains(h.UserAgent, "Chrome/") {
-		t.Errorf("hello = %+v, want token %q, id %s, version 0.1.0", h, token, ID)
+	if h.Token != "" || !wire.ValidNonce(h.Nonce) || h.ExtensionID != ID || h.Version != "0.1.0" || !strings.Contains(h.UserAgent, "Chrome/") {
+		t.Errorf("hello = %+v, want no token, a nonce, id %s, version 0.1.0", h, ID)
 	}
 	if e.origin != Origin {
 		t.Errorf("Origin header %q, want %q", e.origin, Origin)
+	}
+	nb := wire.NewNonce()
+	ch, _ := jsonv2.Marshal(wire.ChallengeParams{Nonce: nb, Proof: wire.BridgeProof(token, h.Nonce, nb)})
+	e.write(t, &wire.Frame{Method: wire.Challenge, Params: ch})
+	pf := e.event(t, wire.Proof, nil)
+	var p wire.ProofParams
+	if err := jsonv2.Unmarshal(pf.Params, &p); err != nil || p.Proof != wire.ExtensionProof(token, h.Nonce, nb) {
+		t.Fatalf("the extension's proof %s does not match token %q", pf.Params, token)
 	}
 	e.write(t, &wire.Frame{Method: wire.Welcome, Params: jsonv2.Value(`{"version":"0.1.0"}`)})
 	return h
