@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"errors"
+	"net"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/coder/websocket"
@@ -15,7 +16,7 @@ import (
 // and checks the extension's proof. The token never crosses the socket, so
 // an extension that dials a squatter instead of us gives nothing away, and a
 // program that dials us without the token learns only a proof bound to its
-// own nonce and ours, which it cannot reuse. pair closes ws itself when it
+// own nonce and ours and to our port, which it cannot reuse. pair closes ws itself when it
 // refuses; the returned hello has no nonce.
 func (b *Bridge) pair(ctx context.Context, c *extConn) (*wire.HelloParams, error) {
 	var f wire.Frame
@@ -37,7 +38,11 @@ func (b *Bridge) pair(ctx context.Context, c *extConn) (*wire.HelloParams, error
 		return nil, errors.New("bad nonce")
 	}
 	nb := wire.NewNonce()
-	params, _ := jsonv2.Marshal(wire.ChallengeParams{Nonce: nb, Proof: wire.BridgeProof(b.token, hello.Nonce, nb)}, wire.Options)
+	// Our own port, not the Host header: a squatter that asks us for a
+	// proof on behalf of the extension it caught on another port gets one
+	// the extension refuses.
+	port := b.ln.Addr().(*net.TCPAddr).Port
+	params, _ := jsonv2.Marshal(wire.ChallengeParams{Nonce: nb, Proof: wire.BridgeProof(b.token, port, hello.Nonce, nb)}, wire.Options)
 	challenge, _ := wire.Encode(&wire.Frame{Method: wire.Challenge, Params: params})
 	if err := c.write(challenge); err != nil {
 		return nil, err
@@ -46,7 +51,7 @@ func (b *Bridge) pair(ctx context.Context, c *extConn) (*wire.HelloParams, error
 	if err := b.readHandshake(ctx, c, wire.Proof, &f, &p); err != nil {
 		return nil, err
 	}
-	if !wire.ProofEqual(p.Proof, wire.ExtensionProof(b.token, hello.Nonce, nb)) {
+	if !wire.ProofEqual(p.Proof, wire.ExtensionProof(b.token, port, hello.Nonce, nb)) {
 		b.log.Warn("refused an extension connection: wrong pairing token", "extension", hello.ExtensionID)
 		c.ws.Close(wire.CloseBadToken, "livetab: wrong pairing token; open the livetab popup and paste the token printed by `livetab pair`")
 		return nil, errors.New("bad proof")

@@ -2,10 +2,12 @@ package bridge_test
 
 import (
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/coder/websocket"
 
 	"github.com/livetab/livetab/internal/fakeext"
@@ -117,5 +119,36 @@ func TestHandshakeRefusesOddFrames(t *testing.T) {
 		if b.Connected() {
 			t.Fatalf("%s: paired", name)
 		}
+	}
+}
+
+// A squatter on another port that relays the extension's nonce to a real
+// bridge with the same token gets a proof bound to the bridge's own port,
+// which the extension (dialing the squatter's port) refuses.
+func TestBridgeProofIsBoundToItsPort(t *testing.T) {
+	b, _ := listen(t)
+	ctx := context.Background()
+	ws, _, err := websocket.Dial(ctx, b.URL(), &websocket.DialOptions{HTTPHeader: map[string][]string{"Origin": {fakeext.Origin}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	ne := wire.NewNonce()
+	ws.Write(ctx, websocket.MessageText, []byte(`{"method":"ext.hello","params":{"nonce":"`+ne+`","version":"x","userAgent":"","extensionId":"","attached":[],"fileAccess":false}}`))
+	_, data, err := ws.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f wire.Frame
+	var ch wire.ChallengeParams
+	if err := wire.Decode(data, &f); err != nil || f.Method != wire.Challenge || jsonv2.Unmarshal(f.Params, &ch) != nil {
+		t.Fatalf("challenge %s", data)
+	}
+	port := b.Addr().(*net.TCPAddr).Port
+	if ch.Proof != wire.BridgeProof(b.Token(), port, ne, ch.Nonce) {
+		t.Fatal("the challenge's proof is not the bridge's for its own port")
+	}
+	if ch.Proof == wire.BridgeProof(b.Token(), 9339, ne, ch.Nonce) && port != 9339 {
+		t.Fatal("the proof would convince an extension dialing another port")
 	}
 }

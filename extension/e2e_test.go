@@ -57,7 +57,7 @@ func startBridge(t *testing.T) *fakeBridge {
 			return
 		}
 		c.SetReadLimit(64 << 20)
-		ec := &extConn{c: c, origin: r.Header.Get("Origin"), path: r.URL.RequestURI(),
+		ec := &extConn{c: c, origin: r.Header.Get("Origin"), path: r.URL.RequestURI(), port: ln.Addr().(*net.TCPAddr).Port,
 			pending: map[int64]chan wire.Frame{}, events: make(chan wire.Frame, 4096), done: make(chan struct{})}
 		b.conns <- ec
 		ec.readLoop()
@@ -83,6 +83,7 @@ type extConn struct {
 	c      *websocket.Conn
 	origin string
 	path   string
+	port   int // the bridge's, which the proofs cover
 
 	mu      sync.Mutex
 	pending map[int64]chan wire.Frame
@@ -268,11 +269,11 @@ func (e *extConn) handshake(t *testing.T, token string) wire.HelloParams {
 		t.Errorf("Origin header %q, want %q", e.origin, Origin)
 	}
 	nb := wire.NewNonce()
-	ch, _ := jsonv2.Marshal(wire.ChallengeParams{Nonce: nb, Proof: wire.BridgeProof(token, h.Nonce, nb)})
+	ch, _ := jsonv2.Marshal(wire.ChallengeParams{Nonce: nb, Proof: wire.BridgeProof(token, e.port, h.Nonce, nb)})
 	e.write(t, &wire.Frame{Method: wire.Challenge, Params: ch})
 	pf := e.event(t, wire.Proof, nil)
 	var p wire.ProofParams
-	if err := jsonv2.Unmarshal(pf.Params, &p); err != nil || p.Proof != wire.ExtensionProof(token, h.Nonce, nb) {
+	if err := jsonv2.Unmarshal(pf.Params, &p); err != nil || p.Proof != wire.ExtensionProof(token, e.port, h.Nonce, nb) {
 		t.Fatalf("the extension's proof %s does not match token %q", pf.Params, token)
 	}
 	e.write(t, &wire.Frame{Method: wire.Welcome, Params: jsonv2.Value(`{"version":"0.1.0"}`)})

@@ -22,8 +22,9 @@ import (
 // real extension, configured with the right token, must give it nothing
 // that stands for the token and obey none of its commands, whatever the
 // squatter answers: commands before any proof, a welcome without one (as
-// an old bridge would), a made-up proof, a proof under another token, and
-// an old bridge's refusal of a token-less hello.
+// an old bridge would), a made-up proof, a proof under another token, the
+// right token's proof for another port (a real bridge elsewhere used as an
+// oracle), and an old bridge's refusal of a token-less hello.
 func TestSquatterLearnsNothing(t *testing.T) {
 	requireChromium(t)
 	pages := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -198,14 +199,28 @@ func TestSquatterLearnsNothing(t *testing.T) {
 	}
 	h := hello(c)
 	nb := wire.NewNonce()
-	send(c, wire.Challenge, wire.ChallengeParams{Nonce: nb, Proof: wire.BridgeProof("another token", h.Nonce, nb)})
+	send(c, wire.Challenge, wire.ChallengeParams{Nonce: nb, Proof: wire.BridgeProof("another token", c.port, h.Nonce, nb)})
 	command(c)
 	closed(c)
 	if got := status(); got != notProved {
 		t.Errorf("after a proof under another token the popup says %q, want %q", got, notProved)
 	}
 
-	// 5–: the squatter closes at once; the extension must back off, not
+	// 5. The right token's proof for another port: what a real livetab on
+	// another port with the same token answers when the squatter passes it
+	// the extension's nonce. A squatter must not use it as an oracle.
+	c = sq.next(t, 5*time.Second)
+	conns = append(conns, c)
+	h = hello(c)
+	nb = wire.NewNonce()
+	send(c, wire.Challenge, wire.ChallengeParams{Nonce: nb, Proof: wire.BridgeProof(token, c.port+1, h.Nonce, nb)})
+	command(c)
+	closed(c)
+	if got := status(); got != notProved {
+		t.Errorf("after a proof for another port the popup says %q, want %q", got, notProved)
+	}
+
+	// 6–: the squatter closes at once; the extension must back off, not
 	// hammer it.
 	start := time.Now()
 	var dials []time.Duration
@@ -221,7 +236,7 @@ func TestSquatterLearnsNothing(t *testing.T) {
 	if len(dials) > 6 {
 		t.Errorf("%d dials to the squatter in 4 s (at %v): no backoff", len(dials), dials)
 	}
-	t.Logf("dials in 4 s after three refusals: %v", dials)
+	t.Logf("dials in 4 s after five refusals: %v", dials)
 
 	// Last: an old bridge refuses the token-less hello with its 4001.
 	c = sq.next(t, 10*time.Second)

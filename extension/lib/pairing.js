@@ -1,7 +1,9 @@
 // @ts-check
 // Pairing by mutual proof (internal/wire/pairing.go): the worker never sends
 // its token. It sends a fresh nonce, obeys nothing until the bridge has
-// proved it knows the token, and only then proves it knows it too.
+// proved it knows the token, and only then proves it knows it too. Both
+// proofs cover the port the worker dialed, so a real bridge on another port
+// cannot serve a squatter as an oracle.
 
 export const BRIDGE_LABEL = 'livetab-bridge';
 export const EXTENSION_LABEL = 'livetab-extension';
@@ -44,24 +46,37 @@ function key(token, usage) {
 }
 
 /**
- * @param {string} label
- * @param {string} extNonce
- * @param {string} bridgeNonce
+ * The port a WebSocket to url connects to.
+ * @param {string} url
+ * @returns {number}
  */
-function message(label, extNonce, bridgeNonce) {
-  return utf8.encode(`${label}|${extNonce}|${bridgeNonce}`);
+export function urlPort(url) {
+  const u = new URL(url);
+  if (u.port) return Number(u.port);
+  return u.protocol === 'wss:' || u.protocol === 'https:' ? 443 : 80;
 }
 
 /**
- * HMAC-SHA256(token, label|NE|NB) as lowercase hex.
+ * @param {string} label
+ * @param {number} port
+ * @param {string} extNonce
+ * @param {string} bridgeNonce
+ */
+function message(label, port, extNonce, bridgeNonce) {
+  return utf8.encode(`${label}|${port}|${extNonce}|${bridgeNonce}`);
+}
+
+/**
+ * HMAC-SHA256(token, label|port|NE|NB) as lowercase hex.
  * @param {string} token
  * @param {string} label
+ * @param {number} port
  * @param {string} extNonce
  * @param {string} bridgeNonce
  * @returns {Promise<string>}
  */
-export async function proof(token, label, extNonce, bridgeNonce) {
-  const sig = await crypto.subtle.sign('HMAC', await key(token, ['sign']), message(label, extNonce, bridgeNonce));
+export async function proof(token, label, port, extNonce, bridgeNonce) {
+  const sig = await crypto.subtle.sign('HMAC', await key(token, ['sign']), message(label, port, extNonce, bridgeNonce));
   return [...new Uint8Array(sig)].map((x) => x.toString(16).padStart(2, '0')).join('');
 }
 
@@ -72,7 +87,7 @@ export async function proof(token, label, extNonce, bridgeNonce) {
  * @param {string} token
  * @param {string} extNonce the nonce of our hello
  * @param {any} f the first frame the bridge sent
- * @param {string} url the bridge URL, for the messages
+ * @param {string} url the bridge URL the worker dialed
  * @returns {Promise<{proof: string} | {refuse: string}>}
  */
 export async function answerChallenge(token, extNonce, f, url) {
@@ -86,7 +101,8 @@ export async function answerChallenge(token, extNonce, f, url) {
   const nonce = f.params?.nonce;
   const got = f.params?.proof;
   if (!validNonce(nonce) || typeof got !== 'string' || !PROOF_RE.test(got)) return { refuse: notProved };
-  const ok = await crypto.subtle.verify('HMAC', await key(token, ['verify']), unhex(got), message(BRIDGE_LABEL, extNonce, nonce));
+  const port = urlPort(url);
+  const ok = await crypto.subtle.verify('HMAC', await key(token, ['verify']), unhex(got), message(BRIDGE_LABEL, port, extNonce, nonce));
   if (!ok) return { refuse: notProved };
-  return { proof: await proof(token, EXTENSION_LABEL, extNonce, nonce) };
+  return { proof: await proof(token, EXTENSION_LABEL, port, extNonce, nonce) };
 }

@@ -2,12 +2,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  BRIDGE_LABEL, EXTENSION_LABEL, NONCE_BYTES, answerChallenge, newNonce, proof, validNonce,
+  BRIDGE_LABEL, EXTENSION_LABEL, NONCE_BYTES, answerChallenge, newNonce, proof, urlPort, validNonce,
 } from '../lib/pairing.js';
 import { vectors } from './vectors.js';
 
 /** @type {{bridgeLabel: string, extensionLabel: string, nonceBytes: number,
- *   proofs: Array<{name: string, token: string, extensionNonce: string, bridgeNonce: string,
+ *   proofs: Array<{name: string, token: string, url: string, port: number, extensionNonce: string, bridgeNonce: string,
  *     bridgeProof: string, extensionProof: string}>,
  *   nonces: {valid: string[], invalid: string[]}}} */
 const v = vectors('pairing.json');
@@ -21,13 +21,14 @@ test('constants match the Go side', () => {
 
 for (const p of v.proofs) {
   test(`proofs: ${p.name}`, async () => {
-    assert.equal(await proof(p.token, BRIDGE_LABEL, p.extensionNonce, p.bridgeNonce), p.bridgeProof);
-    assert.equal(await proof(p.token, EXTENSION_LABEL, p.extensionNonce, p.bridgeNonce), p.extensionProof);
+    assert.equal(urlPort(p.url), p.port);
+    assert.equal(await proof(p.token, BRIDGE_LABEL, p.port, p.extensionNonce, p.bridgeNonce), p.bridgeProof);
+    assert.equal(await proof(p.token, EXTENSION_LABEL, p.port, p.extensionNonce, p.bridgeNonce), p.extensionProof);
   });
 
   test(`a bridge that proves is answered with the extension's proof: ${p.name}`, async () => {
     const f = { method: 'ext.challenge', params: { nonce: p.bridgeNonce, proof: p.bridgeProof } };
-    assert.deepEqual(await answerChallenge(p.token, p.extensionNonce, f, URL), { proof: p.extensionProof });
+    assert.deepEqual(await answerChallenge(p.token, p.extensionNonce, f, p.url), { proof: p.extensionProof });
   });
 
   test(`a bridge that cannot prove is refused: ${p.name}`, async () => {
@@ -41,15 +42,18 @@ for (const p of v.proofs) {
       {},
     ];
     for (const params of bad) {
-      const r = await answerChallenge(p.token, p.extensionNonce, { method: 'ext.challenge', params }, URL);
+      const r = await answerChallenge(p.token, p.extensionNonce, { method: 'ext.challenge', params }, p.url);
       assert.ok('refuse' in r, JSON.stringify(params));
-      assert.equal(r.refuse, `the program at ${URL} could not prove it has the pairing token: it is not your livetab, or the token changed — pair again`);
+      assert.equal(r.refuse, `the program at ${p.url} could not prove it has the pairing token: it is not your livetab, or the token changed — pair again`);
     }
+    const right = { method: 'ext.challenge', params: { nonce: p.bridgeNonce, proof: p.bridgeProof } };
     // The right proof for another nonce of ours is a replay.
-    const other = { method: 'ext.challenge', params: { nonce: p.bridgeNonce, proof: p.bridgeProof } };
-    assert.ok('refuse' in await answerChallenge(p.token, newNonce(), other, URL));
+    assert.ok('refuse' in await answerChallenge(p.token, newNonce(), right, p.url));
     // The right proof under another token: the token changed.
-    assert.ok('refuse' in await answerChallenge(p.token + 'x', p.extensionNonce, other, URL));
+    assert.ok('refuse' in await answerChallenge(p.token + 'x', p.extensionNonce, right, p.url));
+    // The right proof from a bridge on another port: a squatter using a
+    // real bridge elsewhere as its oracle.
+    assert.ok('refuse' in await answerChallenge(p.token, p.extensionNonce, right, `ws://127.0.0.1:${p.port + 1}/extension`));
   });
 }
 

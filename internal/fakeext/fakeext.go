@@ -78,6 +78,10 @@ func Dial(ctx context.Context, url string, o Options) (*Ext, *http.Response, err
 	if o.OldHello {
 		return e, resp, nil
 	}
+	port, err := wire.URLPort(url)
+	if err != nil {
+		return nil, resp, err
+	}
 	_, data, err = ws.Read(ctx)
 	if err != nil {
 		return nil, resp, fmt.Errorf("fakeext: waiting for the challenge: %w", err)
@@ -87,10 +91,10 @@ func Dial(ctx context.Context, url string, o Options) (*Ext, *http.Response, err
 	if err := wire.Decode(data, &f); err != nil || f.Method != wire.Challenge || jsonv2.Unmarshal(f.Params, &ch, wire.Options) != nil {
 		return nil, resp, fmt.Errorf("fakeext: want %s, got %s", wire.Challenge, data)
 	}
-	e.BridgeProved = wire.ValidNonce(ch.Nonce) && wire.ProofEqual(ch.Proof, wire.BridgeProof(o.Token, h.Nonce, ch.Nonce))
+	e.BridgeProved = wire.ValidNonce(ch.Nonce) && wire.ProofEqual(ch.Proof, wire.BridgeProof(o.Token, port, h.Nonce, ch.Nonce))
 	proof := o.Proof
 	if proof == "" {
-		proof = wire.ExtensionProof(o.Token, h.Nonce, ch.Nonce)
+		proof = wire.ExtensionProof(o.Token, port, h.Nonce, ch.Nonce)
 	}
 	params, _ := jsonv2.Marshal(wire.ProofParams{Proof: proof}, wire.Options)
 	data, _ = wire.Encode(&wire.Frame{Method: wire.Proof, Params: params})

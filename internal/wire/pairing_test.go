@@ -12,6 +12,8 @@ type pairingVectors struct {
 	Proofs         []struct {
 		Name           string `json:"name"`
 		Token          string `json:"token"`
+		URL            string `json:"url"`
+		Port           int    `json:"port"`
 		ExtensionNonce string `json:"extensionNonce"`
 		BridgeNonce    string `json:"bridgeNonce"`
 		BridgeProof    string `json:"bridgeProof"`
@@ -39,11 +41,18 @@ func TestPairingVectors(t *testing.T) {
 			if !ValidNonce(p.ExtensionNonce) || !ValidNonce(p.BridgeNonce) {
 				t.Fatal("a vector's nonce is not a valid nonce")
 			}
-			if got := BridgeProof(p.Token, p.ExtensionNonce, p.BridgeNonce); got != p.BridgeProof {
+			if got := BridgeProof(p.Token, p.Port, p.ExtensionNonce, p.BridgeNonce); got != p.BridgeProof {
 				t.Errorf("BridgeProof = %s, want %s", got, p.BridgeProof)
 			}
-			if got := ExtensionProof(p.Token, p.ExtensionNonce, p.BridgeNonce); got != p.ExtensionProof {
+			if got := ExtensionProof(p.Token, p.Port, p.ExtensionNonce, p.BridgeNonce); got != p.ExtensionProof {
 				t.Errorf("ExtensionProof = %s, want %s", got, p.ExtensionProof)
+			}
+			if got, err := URLPort(p.URL); err != nil || got != p.Port {
+				t.Errorf("URLPort(%s) = %d, %v; want %d", p.URL, got, err, p.Port)
+			}
+			// Another port, another proof: a bridge elsewhere is no oracle.
+			if BridgeProof(p.Token, p.Port+1, p.ExtensionNonce, p.BridgeNonce) == p.BridgeProof {
+				t.Error("the proof does not depend on the port")
 			}
 			// Neither proof gives the token away, nor may one stand for the other.
 			if strings.Contains(p.BridgeProof, p.Token) || strings.Contains(p.ExtensionProof, p.Token) || p.BridgeProof == p.ExtensionProof {
@@ -71,7 +80,7 @@ func TestNewNonce(t *testing.T) {
 }
 
 func TestProofEqual(t *testing.T) {
-	p := BridgeProof("t", NewNonce(), NewNonce())
+	p := BridgeProof("t", 9339, NewNonce(), NewNonce())
 	if !ProofEqual(p, p) || ProofEqual(p, p[:63]) || ProofEqual("", p) || ProofEqual(strings.ToUpper(p), p) {
 		t.Error("ProofEqual disagrees with ==")
 	}

@@ -19,7 +19,7 @@
 //
 // The extension dials the bridge URL and the two ends prove to each other
 // that they hold the pairing token without ever sending it (see
-// pairing.go for the proofs):
+// pairing.go for the proofs, which cover both nonces and the bridge's port):
 //
 //	extension → {"method":"ext.hello","params":{"nonce":NE,"version":V,"userAgent":UA,
 //	              "extensionId":ID,"attached":[tabIds],"fileAccess":bool}}
