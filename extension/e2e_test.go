@@ -270,8 +270,12 @@ func (e *extConn) handshake(t *testing.T, token string) wire.HelloParams {
 	}
 	nb := wire.NewNonce()
 	ch, _ := jsonv2.Marshal(wire.ChallengeParams{Nonce: nb, Proof: wire.BridgeProof(token, e.port, h.Nonce, nb)})
+	sent := time.Now()
 	e.write(t, &wire.Frame{Method: wire.Challenge, Params: ch})
 	pf := e.event(t, wire.Proof, nil)
+	// What the pairing adds to a connection: the worker's HMAC check and
+	// its own proof, one round trip.
+	t.Logf("the extension's proof came %v after the challenge", time.Since(sent).Round(10*time.Microsecond))
 	var p wire.ProofParams
 	if err := jsonv2.Unmarshal(pf.Params, &p); err != nil || p.Proof != wire.ExtensionProof(token, e.port, h.Nonce, nb) {
 		t.Fatalf("the extension's proof %s does not match token %q", pf.Params, token)
