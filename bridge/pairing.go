@@ -14,10 +14,10 @@ import (
 // pair runs the bridge's half of the pairing by mutual proof
 // (internal/wire/pairing.go): it reads the hello, proves it holds the token
 // and checks the extension's proof. The token never crosses the socket, so
-// an extension that dials a squatter instead of us gives nothing away, and a
-// program that dials us without the token learns only a proof bound to its
-// own nonce and ours and to our port, which it cannot reuse. pair closes ws itself when it
-// refuses; the returned hello has no nonce.
+// an extension that dials a squatter instead of us gives nothing away, and
+// a program that dials us without the token learns only a proof bound to
+// its nonce, ours and our port, which it cannot reuse. pair closes ws
+// itself when it refuses; the returned hello has no nonce.
 func (b *Bridge) pair(ctx context.Context, c *extConn) (*wire.HelloParams, error) {
 	var f wire.Frame
 	var hello wire.HelloParams
