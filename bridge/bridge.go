@@ -10,7 +10,6 @@ package bridge
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -40,7 +39,7 @@ const ExtensionPath = "/extension"
 // Disconnected is the method of the frame a bridge gives its subscribers
 // when the extension's socket closed. Its params are {"reason": "..."}.
 // When the extension connects, subscribers get a [wire.Hello] frame whose
-// params carry everything of the hello but the token.
+// params carry everything of the hello but its nonce.
 const Disconnected = "bridge.disconnected"
 
 // Errors of a bridge. Test for them with errors.Is.
@@ -191,7 +190,7 @@ func (b *Bridge) Connected() bool {
 }
 
 // Hello returns what the connected (or last connected) extension said in its
-// hello, without the token.
+// hello, without its nonce.
 func (b *Bridge) Hello() wire.HelloParams {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -473,31 +472,16 @@ func (b *Bridge) serveExtension(w http.ResponseWriter, r *http.Request) {
 	b.drop(c, reason)
 }
 
-// handshake reads the hello, checks the token and makes c the bridge's
-// connection. It closes ws itself when it refuses.
+// handshake pairs with the extension (pairing.go) and makes c the
+// bridge's connection. It closes ws itself when it refuses.
 func (b *Bridge) handshake(ctx context.Context, c *extConn) (*wire.HelloParams, error) {
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	typ, data, err := c.ws.Read(hctx)
+	h, err := b.pair(hctx, c)
 	if err != nil {
-		b.log.Warn("extension sent no hello", "err", err)
-		c.ws.Close(wire.CloseBadHello, "livetab: expected ext.hello")
 		return nil, err
 	}
-	var f wire.Frame
-	var hello wire.HelloParams
-	if typ != websocket.MessageText || wire.Decode(data, &f) != nil || f.Method != wire.Hello ||
-		jsonv2.Unmarshal(f.Params, &hello, wire.Options) != nil {
-		b.log.Warn("refused an extension connection: the first frame was not a hello")
-		c.ws.Close(wire.CloseBadHello, "livetab: the first frame must be ext.hello")
-		return nil, errors.New("bad hello")
-	}
-	if subtle.ConstantTimeCompare([]byte(hello.Token), []byte(b.token)) != 1 {
-		b.log.Warn("refused an extension connection: wrong pairing token", "extension", hello.ExtensionID)
-		c.ws.Close(wire.CloseBadToken, "livetab: wrong pairing token; open the livetab popup and paste the token printed by `livetab pair`")
-		return nil, errors.New("bad token")
-	}
-	hello.Token = ""
+	hello := *h
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -524,8 +508,9 @@ func (b *Bridge) handshake(ctx context.Context, c *extConn) (*wire.HelloParams, 
 	return &hello, nil
 }
 
-// Version is the bridge's protocol version, sent in the welcome.
-const Version = "1"
+// Version is the bridge's protocol version, sent in the welcome. 2: pairing
+// by mutual proof instead of a token in the hello.
+const Version = "2"
 
 // readLoop reads frames until the socket ends and returns why it ended.
 func (b *Bridge) readLoop(c *extConn) string {

@@ -5,11 +5,12 @@
 // tab operations, and keeps the socket alive. Frames are those of
 // internal/wire/wire.go.
 
-import { Backoff, REFUSED_DELAY, describeClose, isRefusal } from './lib/backoff.js';
+import { Backoff, CLOSE_BAD_TOKEN, REFUSED_DELAY, describeClose, isRefusal } from './lib/backoff.js';
 import { Reassembler, encodeFrame } from './lib/chunk.js';
 import {
-  METHOD_NOT_FOUND, SERVER_ERROR, errorText, eventText, helloText, notifyText, parseError, replyText,
+  METHOD_NOT_FOUND, SERVER_ERROR, errorText, eventText, helloText, notifyText, parseError, proofText, replyText,
 } from './lib/frame.js';
+import { answerChallenge, newNonce } from './lib/pairing.js';
 import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
 import { OPEN_POLICY, parsePolicy, urlAllowed } from './lib/policy.js';
 
@@ -19,6 +20,7 @@ import { OPEN_POLICY, parsePolicy, urlAllowed } from './lib/policy.js';
  * @typedef {{url: string, token: string, urlSource: string, tokenSource: string}} Settings
  * @typedef {{code: number, reason: string, text: string, at: number}} CloseInfo
  * @typedef {'idle' | 'connecting' | 'hello' | 'ready'} State
+ * @typedef {'challenge' | 'checking' | 'welcome'} Step where the pairing of a socket in state 'hello' is
  */
 
 const VERSION = chrome.runtime.getManifest().version;
@@ -38,6 +40,10 @@ const OPEN = 1; // WebSocket.OPEN, spelled out to avoid a property lookup per se
 let ws = null;
 /** @type {State} */
 let state = 'idle';
+/** @type {Step} */
+let step = 'challenge';
+/** The nonce of the current socket's hello. */
+let nonce = '';
 let dialing = false;
 let stream = 0;
 let lastRecv = 0;
@@ -267,6 +273,8 @@ function abandon(sock, why, delay, text) {
 function closeDown() {
   ws = null;
   state = 'idle';
+  step = 'challenge';
+  nonce = '';
   clearInterval(pingTimer);
   clearTimeout(welcomeTimer);
   reassembler.reset();
@@ -310,8 +318,12 @@ async function sayHello(sock) {
     const held = await Promise.all(candidates.map(holds));
     ours.clear();
     candidates.forEach((tabId, i) => { if (held[i]) ours.add(tabId); });
+    // The hello carries a fresh nonce and never the token: whoever listens
+    // on the URL must prove it knows the token before we prove we do.
+    nonce = newNonce();
+    step = 'challenge';
     text = helloText({
-      token: settings.token,
+      nonce,
       version: VERSION,
       userAgent: navigator.userAgent,
       extensionId: chrome.runtime.id,
@@ -356,23 +368,65 @@ function onMessage(sock, ev) {
   } catch {
     return; // Nothing to answer: without a parsed id there is no reply.
   }
+  if (state !== 'ready') {
+    void pair(sock, f);
+    return;
+  }
   if (f.id !== undefined) {
     request(sock, f);
     return;
   }
-  if (f.method === 'ext.welcome') {
-    clearTimeout(welcomeTimer);
-    state = 'ready';
-    backoff.reset();
-    setLastClose(null);
-    pongs = false;
-    clearInterval(pingTimer);
-    pingTimer = setInterval(() => heartbeat(sock), PING_MS);
-    publish();
-  } else if (f.method === 'ext.pong') {
+  if (f.method === 'ext.pong') {
     pongs = true;
   }
   // Unknown notifications: lastRecv is all they are good for.
+}
+
+/**
+ * One frame of the pairing (internal/wire/pairing.go): the bridge's
+ * challenge, which must prove it holds the token, then its welcome. Any
+ * other frame, a request above all, ends the socket unanswered.
+ * @param {WebSocket} sock
+ * @param {Frame} f
+ */
+async function pair(sock, f) {
+  if (state !== 'hello' || step === 'checking') {
+    const what = typeof f.method === 'string' ? f.method : 'a frame';
+    abandon(sock, 'not paired', backoff.next(),
+      `the program at ${settings.url} could not prove it has the pairing token: it is not your livetab, or the token changed — pair again (it sent ${what} before proving it)`);
+    return;
+  }
+  if (step === 'challenge') {
+    step = 'checking';
+    /** @type {{proof: string} | {refuse: string}} */
+    let r;
+    try {
+      r = await answerChallenge(settings.token, nonce, f, settings.url);
+    } catch (e) {
+      r = { refuse: `checking the bridge's proof failed: ${parseError(e).message}` };
+    }
+    if (sock !== ws) return;
+    if ('refuse' in r) {
+      abandon(sock, 'no proof', backoff.next(), r.refuse);
+      return;
+    }
+    step = 'welcome';
+    send(sock, proofText(r.proof));
+    return;
+  }
+  if (f.method !== 'ext.welcome' || f.id !== undefined) {
+    abandon(sock, 'no welcome', backoff.next(),
+      `the bridge at ${settings.url} answered the proof with ${f.method ?? 'a frame'} instead of a welcome: update livetab or the extension`);
+    return;
+  }
+  clearTimeout(welcomeTimer);
+  state = 'ready';
+  backoff.reset();
+  setLastClose(null);
+  pongs = false;
+  clearInterval(pingTimer);
+  pingTimer = setInterval(() => heartbeat(sock), PING_MS);
+  publish();
 }
 
 /**
@@ -395,8 +449,13 @@ function heartbeat(sock) {
 function onClose(sock, code, reason) {
   if (sock !== ws) return;
   const wasOpen = state !== 'connecting';
+  // A bridge older than the pairing by proof refuses a hello without a
+  // token before it says anything.
+  const oldBridge = state === 'hello' && step !== 'welcome' && code === CLOSE_BAD_TOKEN;
   closeDown();
-  setLastClose(wasOpen
+  setLastClose(oldBridge
+    ? closeInfo(code, reason, `the bridge at ${settings.url} is an older livetab that asks for the token itself, which this extension never sends: update livetab`)
+    : wasOpen
     ? closeInfo(code, reason)
     : closeInfo(code, reason, `cannot reach the bridge at ${settings.url}: is the livetab program running?`));
   scheduleDial(isRefusal(code) ? REFUSED_DELAY : backoff.next());

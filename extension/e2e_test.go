@@ -57,7 +57,7 @@ func startBridge(t *testing.T) *fakeBridge {
 			return
 		}
 		c.SetReadLimit(64 << 20)
-		ec := &extConn{c: c, origin: r.Header.Get("Origin"), path: r.URL.RequestURI(),
+		ec := &extConn{c: c, origin: r.Header.Get("Origin"), path: r.URL.RequestURI(), port: ln.Addr().(*net.TCPAddr).Port,
 			pending: map[int64]chan wire.Frame{}, events: make(chan wire.Frame, 4096), done: make(chan struct{})}
 		b.conns <- ec
 		ec.readLoop()
@@ -83,12 +83,15 @@ type extConn struct {
 	c      *websocket.Conn
 	origin string
 	path   string
+	port   int // the bridge's, which the proofs cover
 
 	mu      sync.Mutex
 	pending map[int64]chan wire.Frame
 	nextID  atomic.Int64
 	events  chan wire.Frame
 	chunked atomic.Int64 // binary messages received
+	rawMu   sync.Mutex
+	raw     [][]byte     // every message received, as it came
 	backlog []wire.Frame // events passed over, only touched by the test
 	done    chan struct{}
 	err     error
@@ -103,6 +106,9 @@ func (e *extConn) readLoop() {
 			e.err = err
 			return
 		}
+		e.rawMu.Lock()
+		e.raw = append(e.raw, b)
+		e.rawMu.Unlock()
 		if typ == websocket.MessageBinary {
 			e.chunked.Add(1)
 			stream := binary.BigEndian.Uint32(b[1:wire.ChunkHeader])
@@ -247,8 +253,8 @@ func (e *extConn) event(t *testing.T, method string, ok func(wire.Frame) bool) w
 	}
 }
 
-// handshake reads the hello, checks what every hello must hold, and
-// welcomes the extension.
+// handshake reads the hello, checks what every hello must hold, proves
+// that it holds the token, checks the extension's proof and welcomes it.
 func (e *extConn) handshake(t *testing.T, token string) wire.HelloParams {
 	t.Helper()
 	f := e.event(t, wire.Hello, nil)
@@ -256,11 +262,23 @@ func (e *extConn) handshake(t *testing.T, token string) wire.HelloParams {
 	if err := jsonv2.Unmarshal(f.Params, &h); err != nil {
 		t.Fatalf("hello params %s: %v", f.Params, err)
 	}
-	if h.Token != token || h.ExtensionID != ID || h.Version != "0.1.0" || !strings.Contains(h.UserAgent, "Chrome/") {
-		t.Errorf("hello = %+v, want token %q, id %s, version 0.1.0", h, token, ID)
+	if h.Token != "" || !wire.ValidNonce(h.Nonce) || h.ExtensionID != ID || h.Version != "0.1.0" || !strings.Contains(h.UserAgent, "Chrome/") {
+		t.Errorf("hello = %+v, want no token, a nonce, id %s, version 0.1.0", h, ID)
 	}
 	if e.origin != Origin {
 		t.Errorf("Origin header %q, want %q", e.origin, Origin)
+	}
+	nb := wire.NewNonce()
+	ch, _ := jsonv2.Marshal(wire.ChallengeParams{Nonce: nb, Proof: wire.BridgeProof(token, e.port, h.Nonce, nb)})
+	sent := time.Now()
+	e.write(t, &wire.Frame{Method: wire.Challenge, Params: ch})
+	pf := e.event(t, wire.Proof, nil)
+	// What the pairing adds to a connection: the worker's HMAC check and
+	// its own proof, one round trip.
+	t.Logf("the extension's proof came %v after the challenge", time.Since(sent).Round(10*time.Microsecond))
+	var p wire.ProofParams
+	if err := jsonv2.Unmarshal(pf.Params, &p); err != nil || p.Proof != wire.ExtensionProof(token, e.port, h.Nonce, nb) {
+		t.Fatalf("the extension's proof %s does not match token %q", pf.Params, token)
 	}
 	e.write(t, &wire.Frame{Method: wire.Welcome, Params: jsonv2.Value(`{"version":"0.1.0"}`)})
 	return h

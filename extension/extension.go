@@ -33,7 +33,8 @@ const ConfigFile = "config.json"
 type Config struct {
 	// URL is the bridge's WebSocket URL, e.g. ws://127.0.0.1:9333/extension.
 	URL string `json:"url"`
-	// Token is the pairing secret the bridge expects in the hello.
+	// Token is the pairing secret. The extension proves it holds it and
+	// never sends it (internal/wire/pairing.go).
 	Token string `json:"token"`
 }
 

@@ -126,12 +126,8 @@ func runServe(ctx context.Context, args []string) error {
 		}
 	}
 
-	if old, err := livetab.ReadEndpoint(epPath); err == nil && old.PID != ep.PID {
-		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		if _, err := livetab.Probe(pctx, old); err == nil {
-			lg.Warn("another livetab serve runs; its endpoint file now names this one", "other_pid", old.PID, "other", old.HTTP)
-		}
-		cancel()
+	if old, err := livetab.ReadEndpoint(epPath); err == nil && !staleEndpoint(ctx, old, ep) {
+		lg.Warn("another livetab serve runs; its endpoint file now names this one", "other_pid", old.PID, "other", old.HTTP)
 	}
 	if err := livetab.WriteEndpoint(epPath, ep); err != nil {
 		return err

@@ -8,7 +8,7 @@
  * @typedef {{tabId: number, targetId: string, windowId: number, openerTabId?: number,
  *   url: string, title: string, active: boolean, attached: boolean,
  *   shared?: boolean, created?: boolean, openedBy?: number}} TabInfo
- * @typedef {{token: string, version: string, userAgent: string, extensionId: string,
+ * @typedef {{nonce: string, version: string, userAgent: string, extensionId: string,
  *   attached: number[], fileAccess: boolean}} HelloParams
  * @typedef {{id?: number, method?: string, params?: any, result?: any,
  *   error?: WireError, tabId?: number, sessionId?: string}} Frame
@@ -67,13 +67,22 @@ export function notifyText(method, params) {
  */
 export function helloText(p) {
   return notifyText('ext.hello', {
-    token: p.token,
+    nonce: p.nonce,
     version: p.version,
     userAgent: p.userAgent,
     extensionId: p.extensionId,
     attached: p.attached,
     fileAccess: p.fileAccess,
   });
+}
+
+/**
+ * The extension's answer to the bridge's challenge.
+ * @param {string} proof
+ * @returns {string}
+ */
+export function proofText(proof) {
+  return notifyText('ext.proof', { proof });
 }
 
 /**

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  errorText, eventText, helloText, notifyText, parseError, replyText,
+  errorText, eventText, helloText, notifyText, parseError, proofText, replyText,
 } from '../lib/frame.js';
 import { tabInfo } from '../lib/tabs.js';
 import { vectors } from './vectors.js';
@@ -25,6 +25,7 @@ for (const v of frames.filter((f) => f.build)) {
       case 'event': got = eventText(b.method, b.params, b.tabId, b.sessionId); break;
       case 'hello': got = helloText(b.params); break;
       case 'notify': got = notifyText(b.method, b.params); break;
+      case 'proof': got = proofText(b.proof); break;
       case 'tabInfo': got = notifyText(b.method, tabInfo(b.tab, b.target ?? undefined)); break;
       default: throw new Error(`unknown builder ${b.fn}`);
     }

@@ -6,6 +6,7 @@ package fakeext
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 
@@ -29,6 +30,11 @@ type Ext struct {
 	// Received records the frames that were not requests.
 	Received []*wire.Frame
 	closed   chan struct{}
+
+	// BridgeProved tells whether the bridge proved, in its challenge, that
+	// it holds the fake's token. The fake answers with its own proof either
+	// way, so that tests can watch the bridge refuse a wrong one.
+	BridgeProved bool
 }
 
 // Options change what the fake says in its handshake.
@@ -36,10 +42,18 @@ type Options struct {
 	Origin   string // default Origin
 	Token    string
 	Attached []int64
+	// OldHello sends the hello of extensions before the pairing by proof:
+	// the token itself and no nonce. Dial returns after the hello.
+	OldHello bool
+	// Proof, when set, is sent instead of the right proof.
+	Proof string
 }
 
-// Dial connects to a bridge URL and says hello. It returns after the hello
-// is sent; the welcome is read by Serve.
+// Dial connects to a bridge URL and pairs like the extension
+// (internal/wire/pairing.go): hello with a nonce, the bridge's challenge,
+// the fake's proof. It returns after the proof is sent; the welcome (or the
+// bridge's refusal) is read by Serve or the test. A bridge that closes
+// instead of sending a challenge makes Dial fail with its close status.
 func Dial(ctx context.Context, url string, o Options) (*Ext, *http.Response, error) {
 	if o.Origin == "" {
 		o.Origin = Origin
@@ -49,12 +63,45 @@ func Dial(ctx context.Context, url string, o Options) (*Ext, *http.Response, err
 		return nil, resp, err
 	}
 	ws.SetReadLimit(-1)
-	hello, _ := jsonv2.Marshal(wire.HelloParams{Token: o.Token, Version: "fake", UserAgent: "Mozilla/5.0 HeadlessChrome/156.0.0.0", ExtensionID: "eklljajjoeckbndnofgggnldegggkbdp", Attached: o.Attached}, wire.Options)
+	e := &Ext{WS: ws, Handlers: DefaultHandlers(), closed: make(chan struct{})}
+	h := wire.HelloParams{Version: "fake", UserAgent: "Mozilla/5.0 HeadlessChrome/156.0.0.0", ExtensionID: "eklljajjoeckbndnofgggnldegggkbdp", Attached: o.Attached}
+	if o.OldHello {
+		h.Token = o.Token
+	} else {
+		h.Nonce = wire.NewNonce()
+	}
+	hello, _ := jsonv2.Marshal(h, wire.Options)
 	data, _ := wire.Encode(&wire.Frame{Method: wire.Hello, Params: hello})
 	if err := ws.Write(ctx, websocket.MessageText, data); err != nil {
 		return nil, resp, err
 	}
-	return &Ext{WS: ws, Handlers: DefaultHandlers(), closed: make(chan struct{})}, resp, nil
+	if o.OldHello {
+		return e, resp, nil
+	}
+	port, err := wire.URLPort(url)
+	if err != nil {
+		return nil, resp, err
+	}
+	_, data, err = ws.Read(ctx)
+	if err != nil {
+		return nil, resp, fmt.Errorf("fakeext: waiting for the challenge: %w", err)
+	}
+	var f wire.Frame
+	var ch wire.ChallengeParams
+	if err := wire.Decode(data, &f); err != nil || f.Method != wire.Challenge || jsonv2.Unmarshal(f.Params, &ch, wire.Options) != nil {
+		return nil, resp, fmt.Errorf("fakeext: want %s, got %s", wire.Challenge, data)
+	}
+	e.BridgeProved = wire.ValidNonce(ch.Nonce) && wire.ProofEqual(ch.Proof, wire.BridgeProof(o.Token, port, h.Nonce, ch.Nonce))
+	proof := o.Proof
+	if proof == "" {
+		proof = wire.ExtensionProof(o.Token, port, h.Nonce, ch.Nonce)
+	}
+	params, _ := jsonv2.Marshal(wire.ProofParams{Proof: proof}, wire.Options)
+	data, _ = wire.Encode(&wire.Frame{Method: wire.Proof, Params: params})
+	if err := ws.Write(ctx, websocket.MessageText, data); err != nil {
+		return nil, resp, err
+	}
+	return e, resp, nil
 }
 
 // DefaultHandlers knows one tab (id 1, target "T1") and answers

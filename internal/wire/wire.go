@@ -17,14 +17,22 @@
 //
 // # Handshake
 //
-// The extension dials the bridge URL and its first frame is
+// The extension dials the bridge URL and the two ends prove to each other
+// that they hold the pairing token without ever sending it (see
+// pairing.go for the proofs, which cover both nonces and the bridge's port):
 //
-//	{"method":"ext.hello","params":{"token":T,"version":V,"userAgent":UA,
-//	  "extensionId":ID,"attached":[tabIds],"fileAccess":bool}}
+//	extension → {"method":"ext.hello","params":{"nonce":NE,"version":V,"userAgent":UA,
+//	              "extensionId":ID,"attached":[tabIds],"fileAccess":bool}}
+//	bridge    → {"method":"ext.challenge","params":{"nonce":NB,"proof":P}}
+//	extension → {"method":"ext.proof","params":{"proof":Q}}
+//	bridge    → {"method":"ext.welcome","params":{"version":V}}
 //
-// The bridge answers {"method":"ext.welcome","params":{"version":V}} or closes
-// the socket with a close code from this package and a reason that says what
-// to do. Nothing else is read before a valid hello.
+// The extension checks P before it answers, and obeys nothing (no request
+// is even read) before the welcome. The bridge checks Q before it welcomes,
+// and reads nothing else before that. Either end refuses by closing the
+// socket: the bridge with a close code from this package and a reason that
+// says what to do. A hello with a "token" field comes from an extension
+// older than this handshake and is refused with CloseBadHello.
 //
 // # Heartbeat
 //
@@ -85,8 +93,8 @@ const ChunkLast = 1
 
 // Close codes the bridge uses when it refuses or ends an extension's socket.
 const (
-	CloseBadToken       = 4001 // the hello carried a wrong token: pair again
-	CloseBadHello       = 4002 // the first frame was not a hello
+	CloseBadToken       = 4001 // the extension's proof was wrong: pair again
+	CloseBadHello       = 4002 // the first frame was not a valid hello (or an old one with a token)
 	CloseAlreadyPaired  = 4009 // another extension is connected
 	CloseTooBig         = 4013 // a frame exceeded the bridge's limit
 	CloseBridgeShutdown = 4000 // the bridge is closing
@@ -145,9 +153,14 @@ func (f *Frame) IsExt() bool {
 	return len(f.Method) > 4 && f.Method[:4] == "ext."
 }
 
-// Hello is the payload of the extension's first frame.
+// HelloParams is the payload of the extension's first frame.
 type HelloParams struct {
-	Token       string  `json:"token,omitzero"`
+	// Token is only ever set by an extension older than the pairing by
+	// proof, which sent its token; a bridge refuses such a hello.
+	Token string `json:"token,omitzero"`
+	// Nonce is the extension's fresh nonce for the proofs. A bridge clears
+	// it (and Token) before it shows the hello to anyone.
+	Nonce       string  `json:"nonce,omitzero"`
 	Version     string  `json:"version"`
 	UserAgent   string  `json:"userAgent"`
 	ExtensionID string  `json:"extensionId"`

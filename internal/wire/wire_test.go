@@ -65,6 +65,8 @@ func TestFrameVectorsRoundTrip(t *testing.T) {
 				"TargetsResult":    new(TargetsResult),
 				"AttachResult":     new(AttachResult),
 				"FileAccessResult": new(FileAccessResult),
+				"ChallengeParams":  new(ChallengeParams),
+				"ProofParams":      new(ProofParams),
 			}[v.Type]
 			if typed == nil {
 				t.Fatalf("unknown type %q", v.Type)
