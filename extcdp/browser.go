@@ -328,7 +328,12 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 	if p.URL == "" {
 		p.URL = "about:blank"
 	}
-	res, err := r.b.Call(ctx, wire.CreateTab, 0, wire.CreateTabParams{
+	// Not cancelled with the client: a tab Chrome opens must be known, to
+	// be closed below should the client be gone by then. Left to itself it
+	// would be nobody's, and everybody's.
+	octx, ocancel := context.WithTimeout(context.WithoutCancel(ctx), clientTimeout)
+	defer ocancel()
+	res, err := r.b.Call(octx, wire.CreateTab, 0, wire.CreateTabParams{
 		URL:       p.URL,
 		NewWindow: p.NewWindow != nil && *p.NewWindow,
 		Active:    p.Background == nil || !*p.Background,
@@ -343,6 +348,16 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 		return
 	}
 	r.mu.Lock()
+	if c.ctx.Err() != nil {
+		// Closed meanwhile: Client.Close did not know this tab.
+		r.mu.Unlock()
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
+			defer cancel()
+			r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: ti.TabID})
+		}()
+		return
+	}
 	t := r.upsertTab(ti)
 	t.creator, t.created = c, true
 	if c.contexts[p.BrowserContextID] {

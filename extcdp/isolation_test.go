@@ -118,3 +118,30 @@ func targetInfos(t *testing.T, c *rawClient) []rawTarget {
 	}
 	return r.TargetInfos
 }
+
+// A client that sends createTarget and vanishes before the reply leaves no
+// tab behind: it would belong to nobody, and be everybody's.
+func TestCreateTargetThenVanish(t *testing.T) {
+	before := len(extcdp.RelayFor(env.Bridge).Status().Tabs)
+	c := dialRaw(t)
+	c.ws.Write(context.Background(), 1, []byte(`{"id":1,"method":"Target.createTarget","params":{"url":"about:blank#vanish"}}`))
+	c.ws.CloseNow()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		time.Sleep(300 * time.Millisecond)
+		b := dialRaw(t)
+		n := 0
+		for _, info := range targetInfos(t, b) {
+			if strings.HasSuffix(info.URL, "#vanish") {
+				n++
+			}
+		}
+		b.ws.CloseNow()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the vanished client's tab is still open (%d tabs before)", before)
+		}
+	}
+}
