@@ -102,6 +102,48 @@ var cdpSeeds = []string{
 		`{"id":5,"sessionId":"$0","method":"DOM.getDocument"}` + "\n" + `{"id":6,"sessionId":"$1","method":"DOM.getDocument"}` + "\n" +
 		`{"id":7,"sessionId":"$1","method":"Fake.fail"}`,
 	`{"id":1,"method":"Target.attachToTarget","params":{"targetId":"T1"}}`,
+	// Frames of the extension (lines that start with !) between commands.
+	`{"id":1,"method":"Target.attachToTarget","params":{"targetId":"T1","flatten":true}}` + "\n" +
+		`{"id":2,"method":"Target.attachToTarget","params":{"targetId":"T1","flatten":true}}` + "\n" +
+		`{"id":3,"sessionId":"$0","method":"Runtime.enable"}` + "\n" +
+		`!{"method":"Runtime.executionContextCreated","tabId":1,"params":{"context":{"id":1,"uniqueId":"u1","origin":"http://127.0.0.1"}}}` + "\n" +
+		`{"id":4,"sessionId":"$1","method":"Runtime.enable"}` + "\n" +
+		`!{"method":"Runtime.executionContextDestroyed","tabId":1,"params":{"executionContextId":1,"executionContextUniqueId":"u1"}}` + "\n" +
+		`!{"method":"DOM.documentUpdated","tabId":1,"params":{}}` + "\n" +
+		`!{"method":"Runtime.executionContextsCleared","tabId":1}`,
+	`{"id":1,"method":"Target.setAutoAttach","params":{"autoAttach":true,"flatten":true}}` + "\n" +
+		`{"id":2,"sessionId":"$0","method":"Runtime.enable"}` + "\n" +
+		`!{"method":"Target.attachedToTarget","tabId":1,"params":{"sessionId":"CHILD","targetInfo":{"targetId":"F1","type":"iframe","url":"http://127.0.0.2/"}}}` + "\n" +
+		`{"id":3,"sessionId":"CHILD","method":"Runtime.evaluate","params":{"expression":"1"}}` + "\n" +
+		`!{"method":"Runtime.consoleAPICalled","tabId":1,"sessionId":"CHILD","params":{"type":"log","args":[]}}` + "\n" +
+		`{"id":4,"method":"Target.getTargets"}` + "\n" +
+		`{"id":5,"method":"Target.attachToTarget","params":{"targetId":"F1","flatten":true}}` + "\n" +
+		`{"id":6,"sessionId":"$1","method":"DOM.getDocument"}` + "\n" +
+		`{"id":7,"method":"Target.getTargetInfo","params":{"targetId":"F1"}}` + "\n" +
+		`!{"method":"Target.detachedFromTarget","tabId":1,"params":{"sessionId":"CHILD"}}` + "\n" +
+		`{"id":8,"sessionId":"CHILD","method":"Runtime.evaluate"}`,
+	`{"id":1,"method":"Target.attachToTarget","params":{"targetId":"T1","flatten":true}}` + "\n" +
+		`!{"method":"ext.detached","params":{"tabId":1,"reason":"canceled_by_user"}}` + "\n" +
+		`{"id":2,"sessionId":"$0","method":"Runtime.evaluate"}`,
+	`{"id":1,"method":"Target.setDiscoverTargets","params":{"discover":true}}` + "\n" +
+		`!{"method":"ext.tabCreated","params":{"tabId":2,"targetId":"T2","windowId":1,"url":"http://127.0.0.1/","openerTabId":1}}` + "\n" +
+		`!{"method":"ext.tabUpdated","params":{"tabId":2,"targetId":"T3","url":"chrome://settings"}}` + "\n" +
+		`{"id":2,"method":"Target.attachToTarget","params":{"targetId":"T3","flatten":true}}` + "\n" +
+		`!{"method":"ext.tabRemoved","params":{"tabId":2}}` + "\n" +
+		`!{"method":"ext.tabRemoved","params":{"tabId":1}}` + "\n" +
+		`{"id":3,"method":"Target.getTargets"}`,
+	`{"id":1,"method":"Browser.setDownloadBehavior","params":{"behavior":"allow","eventsEnabled":true}}` + "\n" +
+		`{"id":2,"method":"Target.attachToTarget","params":{"targetId":"T1","flatten":true}}` + "\n" +
+		`!{"method":"Page.downloadWillBegin","tabId":1,"params":{"frameId":"F","guid":"g1","url":"http://127.0.0.1/f.bin","suggestedFilename":"f.bin"}}` + "\n" +
+		`!{"method":"ext.download","params":{"id":7,"url":"http://127.0.0.1/f.bin","finalUrl":"http://127.0.0.1/f.bin","filename":"/tmp/f.bin","state":"in_progress","bytesReceived":1,"totalBytes":2}}` + "\n" +
+		`!{"method":"Page.downloadProgress","tabId":1,"params":{"guid":"g1","state":"completed","receivedBytes":2,"totalBytes":2}}` + "\n" +
+		`!{"method":"ext.download","params":{"id":7,"url":"http://127.0.0.1/f.bin","state":"complete","bytesReceived":2,"totalBytes":2}}`,
+	`{"id":1,"method":"Target.attachToTarget","params":{"targetId":"T1","flatten":true}}` + "\n" +
+		`!{"method":"ext.hello","params":{"attached":[1,2,3]}}` + "\n" +
+		`!{"method":"\u0000\ud800Weird","tabId":1,"params":{"x":"\u2028"}}` + "\n" +
+		`!{"tabId":1,"params":{}}` + "\n" + `!{"id":5,"method":"ext.evil"}` + "\n" + `!{"id":1,"result":{}}` + "\n" +
+		`!not json` + "\n" + `!{"method":"ext.ping"}` + "\n" + `!{"method":"bridge.disconnected"}` + "\n" +
+		`{"id":2,"sessionId":"$0","method":"Runtime.evaluate"}`,
 	`{"id":1,"method":"Target.attachToTarget","params":{"targetId":"nope","flatten":true}}`,
 	`{"id":1,"method":"Target.attachToBrowserTarget"}` + "\n" + `{"id":2,"sessionId":"$0","method":"Target.getTargets"}` + "\n" +
 		`{"id":3,"sessionId":"$0","method":"Runtime.evaluate"}`,
@@ -231,6 +273,13 @@ func fuzzClient(t testing.TB, env *fuzzEnv, input []byte) {
 		if len(contexts) > 0 {
 			line = bytes.ReplaceAll(line, []byte("$b"), []byte(contexts[len(contexts)-1]))
 		}
+		if frame, ok := bytes.CutPrefix(line, []byte("!")); ok {
+			// A frame of the extension: an event of the tab (a page
+			// shapes their content) or of the extension itself.
+			sendExtFrame(t, env, frame, input)
+			drain(0, 0)
+			continue
+		}
 		m := new(cdproto.Message)
 		if err := jsonv2.Unmarshal(line, m, wire.Options); err != nil {
 			c.deliver(&cdproto.Message{ID: 0, Method: "", Error: &cdproto.Error{Code: -32700, Message: "livetab: message is not valid JSON: " + err.Error()}})
@@ -278,6 +327,26 @@ func fuzzClient(t testing.TB, env *fuzzEnv, input []byte) {
 		t.Fatalf("a closed client left %d sessions (still registered: %v) (input %q)", leftSessions, leftClient, input)
 	}
 	checkGoroutines(t, env, input)
+}
+
+// sendExtFrame sends a frame as the extension and waits until the bridge
+// has handed it to the relay: the bridge reads the socket in order, so the
+// answer to a call sent after the frame comes after it.
+func sendExtFrame(t testing.TB, env *fuzzEnv, frame, input []byte) {
+	ctx, cancel := context.WithTimeout(context.Background(), fuzzBound)
+	defer cancel()
+	// The extension's frames come from JSON.stringify: always UTF-8 (lone
+	// surrogates are escaped). Raw invalid bytes from it would reach the
+	// clients as they are, since params are never decoded on the way.
+	frame = []byte(strings.ToValidUTF8(string(frame), "\uFFFD"))
+	if err := env.ext.Send(ctx, websocket.MessageText, frame); err != nil {
+		t.Fatalf("the fake extension could not send %q: %v", frame, err)
+	}
+	// An injected frame may answer this call in the fake's place; any
+	// answer will do, only its coming matters.
+	if _, err := env.b.Call(ctx, "Fake.sync", 0, nil); err != nil && ctx.Err() != nil {
+		t.Fatalf("the bridge did not answer after the extension sent %q (input %q): %v", frame, input, err)
+	}
 }
 
 // checkGoroutines fails when goroutines pile up across inputs: a few are
@@ -451,6 +520,10 @@ func TestEndpointFuzzInputsOverWebSocket(t *testing.T) {
 		for j, line := range bytes.Split(input, []byte("\n")) {
 			for k, sid := range learned[:min(len(learned), 10)] {
 				line = bytes.ReplaceAll(line, []byte("$"+strconv.Itoa(k)), []byte(sid))
+			}
+			if frame, ok := bytes.CutPrefix(line, []byte("!")); ok {
+				sendExtFrame(t, env, frame, input)
+				continue
 			}
 			var m cdproto.Message
 			if jsonv2.Unmarshal(line, &m, wire.Options) == nil && m.Method == cdproto.CommandBrowserClose {

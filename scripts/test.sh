@@ -38,5 +38,5 @@ for target in \
   "FuzzPolicyURL ./policy"; do
   set -- $target
   echo "-- $1 ($2)"
-  go test -run '^$' -fuzz "^$1\$" -fuzztime "$fuzztime" -timeout 10m "$2"
+  go test -run '^$' -fuzz "^$1\$" -fuzztime "$fuzztime" -fuzzminimizetime 5s -timeout 10m "$2"
 done
