@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/livetab/livetab/page"
 )
 
 // hashDNS is the fuzzer's DNS: it never leaves the process. A name that a
@@ -144,6 +146,7 @@ func FuzzPolicyURL(f *testing.F) {
 		{"http://example.com:80:80/", "example.com", 0},
 		{"http://example.com\t/", "example.com", 0},
 		{"http://100../", "", 1},
+		{"http://bank.example.com../", "bank.example.com", 1},
 		{"http://bücher.de/", "bücher.de", 0},
 		{"http://xn--bcher-kva.de/", "*.de", 0},
 		{"http://ⓛⓞⓒⓐⓛⓗⓞⓢⓣ/", "", 1},
@@ -256,6 +259,16 @@ func FuzzPolicyURL(f *testing.F) {
 		bare := "http://" + urlHost(host, ip) + "/"
 		if err := p.CheckURL(ctx, bare); err != nil {
 			t.Fatalf("%q allowed, but its bare host %q is not: %v", raw, bare, err)
+		}
+		// The same entry as a confirm domain: navigating to a host it
+		// matches needs the person's yes, however the URL spells it.
+		if cp, err := compilePattern(pat); err == nil && cp.match(host, ip) {
+			pc := &Policy{AllowDomains: p.AllowDomains, AnyDomain: p.AnyDomain, AllowPrivateNetworks: p.AllowPrivateNetworks,
+				ConfirmDomains: []string{pat}, Resolver: hashDNS{}}
+			err := pc.CheckAction(ctx, page.Action{Kind: page.KindNavigate, Op: "navigate", Target: raw})
+			if !errors.As(err, &de) || de.Rule != RuleConfirm {
+				t.Fatalf("navigating to %q (host %q) with confirm domain %q: want a confirm denial, got %v", raw, host, pat, err)
+			}
 		}
 	})
 }
