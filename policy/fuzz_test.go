@@ -99,6 +99,31 @@ func browserHost(raw string) (host string, web, ok bool) {
 	return host, true, true
 }
 
+// entryAllows is what an allowlist entry means, written apart from
+// compilePattern: "*.d" any name ending in ".d", an address or CIDR range
+// the addresses in it (IPv4 also as IPv4-mapped IPv6), a name that name.
+func entryAllows(entry, host string, ip netip.Addr) bool {
+	e := strings.TrimSpace(strings.ToLower(entry))
+	if pr, err := netip.ParsePrefix(e); err == nil {
+		if !ip.IsValid() {
+			return false
+		}
+		return pr.Contains(ip) || pr.Contains(ip.Unmap()) || ip.Is4() && pr.Contains(netip.AddrFrom16(ip.As16()))
+	}
+	if rest, ok := strings.CutPrefix(e, "*."); ok {
+		d, dip, err := canonicalHost(rest)
+		return err == nil && !dip.IsValid() && !ip.IsValid() && strings.HasSuffix(host, "."+d)
+	}
+	d, dip, err := canonicalHost(strings.TrimSuffix(strings.TrimPrefix(e, "["), "]"))
+	switch {
+	case err != nil:
+		return false
+	case dip.IsValid():
+		return ip.IsValid() && dip.Unmap() == ip.Unmap()
+	}
+	return !ip.IsValid() && host == d
+}
+
 // urlHost formats a canonical host for a URL.
 func urlHost(host string, ip netip.Addr) string {
 	if ip.Is6() {
@@ -240,6 +265,9 @@ func FuzzPolicyURL(f *testing.F) {
 		}
 		if !p.AnyDomain && !matched {
 			t.Fatalf("%q allowed, but its host %q matches no entry of %q", raw, host, p.AllowDomains)
+		}
+		if !p.AnyDomain && !entryAllows(pat, host, ip) {
+			t.Fatalf("%q allowed, but by the entry's plain meaning %q does not allow %q", raw, pat, host)
 		}
 		if !named {
 			addrs := []netip.Addr{ip}
