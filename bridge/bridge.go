@@ -515,34 +515,25 @@ const Version = "2"
 // readLoop reads frames until the socket ends and returns why it ended.
 func (b *Bridge) readLoop(c *extConn) string {
 	ctx := context.Background()
-	var chunks map[uint32][]byte
+	chunks := reassembler{max: b.opts.MaxFrameSize}
 	for {
 		typ, data, err := c.ws.Read(ctx)
 		if err != nil {
 			return describeClose(err)
 		}
 		if typ == websocket.MessageBinary {
-			if len(data) < wire.ChunkHeader {
-				b.badFrame(c, "a binary message shorter than a chunk header")
+			frame, err := chunks.add(data)
+			switch {
+			case errors.Is(err, errFrameTooBig):
+				c.ws.Close(wire.CloseTooBig, "livetab: "+err.Error())
+				return "the extension sent " + err.Error()
+			case err != nil:
+				b.badFrame(c, err.Error())
+				continue
+			case frame == nil:
 				continue
 			}
-			if chunks == nil {
-				chunks = make(map[uint32][]byte)
-			}
-			stream := uint32(data[1])<<24 | uint32(data[2])<<16 | uint32(data[3])<<8 | uint32(data[4])
-			buf := append(chunks[stream], data[wire.ChunkHeader:]...)
-			if int64(len(buf)) > b.opts.MaxFrameSize {
-				delete(chunks, stream)
-				reason := fmt.Sprintf("a frame over the limit of %d bytes", b.opts.MaxFrameSize)
-				c.ws.Close(wire.CloseTooBig, "livetab: "+reason)
-				return "the extension sent " + reason
-			}
-			if data[0]&wire.ChunkLast == 0 {
-				chunks[stream] = buf
-				continue
-			}
-			delete(chunks, stream)
-			data = buf
+			data = frame
 		}
 		f := new(wire.Frame)
 		if err := wire.Decode(data, f); err != nil {

@@ -388,11 +388,11 @@ func appendMessage(buf []byte, m *cdproto.Message) ([]byte, error) {
 	}
 	if m.SessionID != "" {
 		field("sessionId")
-		buf = strconv.AppendQuote(buf, string(m.SessionID))
+		buf = appendJSONString(buf, string(m.SessionID))
 	}
 	if m.Method != "" {
 		field("method")
-		buf = strconv.AppendQuote(buf, string(m.Method))
+		buf = appendJSONString(buf, string(m.Method))
 	}
 	if len(m.Params) > 0 {
 		field("params")

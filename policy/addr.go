@@ -154,6 +154,12 @@ func canonicalHost(h string) (string, netip.Addr, error) {
 	if h == "" {
 		return "", netip.Addr{}, fmt.Errorf("%w: the host is empty", errBadHost)
 	}
+	if strings.HasPrefix(h, ".") || strings.HasSuffix(h, ".") || strings.Contains(h, "..") {
+		// No DNS name has an empty label; and with only one trailing dot
+		// dropped, "100.." would be a name here and 0.0.0.100 when
+		// checked again.
+		return "", netip.Addr{}, fmt.Errorf("%w: %q has an empty label", errBadHost, h)
+	}
 	if ip, err := netip.ParseAddr(h); err == nil && ip.Is6() && ip.Zone() == "" {
 		// A bare IPv6 address, as a pattern may give it.
 		return ip.String(), ip, nil

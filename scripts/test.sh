@@ -24,3 +24,19 @@ go vet ./...
 
 echo "== go test"
 go test -count=1 -timeout 15m ./...
+
+# Each fuzz target runs on its own (-fuzz takes one target per package);
+# LIVETAB_FUZZTIME shortens or lengthens the runs. Inputs that fail are
+# written to the package's testdata/fuzz/ and stay as seeds.
+fuzztime="${LIVETAB_FUZZTIME:-60s}"
+echo "== fuzz: each target for $fuzztime"
+for target in \
+  "FuzzDecode ./internal/wire" \
+  "FuzzChunks ./bridge" \
+  "FuzzClientHandle ./extcdp" \
+  "FuzzClientCommand ./extcdp" \
+  "FuzzPolicyURL ./policy"; do
+  set -- $target
+  echo "-- $1 ($2)"
+  go test -run '^$' -fuzz "^$1\$" -fuzztime "$fuzztime" -fuzzminimizetime 5s -timeout 10m "$2"
+done
