@@ -204,6 +204,7 @@ var expired = func() context.Context {
 // session and no goroutine behind.
 func fuzzClient(t testing.TB, env *fuzzEnv, input []byte) {
 	c := env.r.NewClient()
+	ep := &endpoint{r: env.r}
 	var (
 		learned  []string
 		contexts []string
@@ -245,7 +246,7 @@ func fuzzClient(t testing.TB, env *fuzzEnv, input []byte) {
 	drain := func(want int64, n int) {
 		deadline := time.Now().Add(fuzzBound)
 		for {
-			if want == 0 || got[want] >= n {
+			if n == 0 || got[want] >= n {
 				m, err := c.Next(expired) // what is queued, without waiting
 				if err != nil {
 					return
@@ -280,32 +281,29 @@ func fuzzClient(t testing.TB, env *fuzzEnv, input []byte) {
 			drain(0, 0)
 			continue
 		}
-		m := new(cdproto.Message)
-		if err := jsonv2.Unmarshal(line, m, wire.Options); err != nil {
-			c.deliver(&cdproto.Message{ID: 0, Method: "", Error: &cdproto.Error{Code: -32700, Message: "livetab: message is not valid JSON: " + err.Error()}})
-			drain(0, 0)
-			continue
+		// The endpoint's own handling of one message: every message,
+		// whatever it is, gets exactly one reply (id 0 travels as zeroID).
+		var probe struct {
+			ID *int64 `json:"id"`
 		}
-		sent[m.ID]++
-		if m.Method == "" {
-			c.fail(m.ID, m.SessionID, -32600, "livetab: a message needs a method")
-			drain(m.ID, sent[m.ID])
-			continue
+		id := int64(0)
+		if jsonv2.Unmarshal(line, &probe, wire.Options) == nil && probe.ID != nil {
+			if id = *probe.ID; id == 0 {
+				id = zeroID
+			}
 		}
+		sent[id]++
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			c.Handle(m)
+			ep.handle(c, websocket.MessageText, line, func() {})
 		}()
 		select {
 		case <-done:
 		case <-time.After(fuzzBound):
-			t.Fatalf("Handle(%q) did not return within %v (input %q)", line, fuzzBound, input)
+			t.Fatalf("handling %q did not return within %v (input %q)", line, fuzzBound, input)
 		}
-		// Known: a command without an id (or id 0) is answered with a
-		// bare {} that names no id; the lead fixes that in the endpoint.
-		// Only its not hanging is checked here.
-		drain(m.ID, sent[m.ID])
+		drain(id, sent[id])
 	}
 	// Replies the extension sent before this round trip are delivered by
 	// now: the bridge reads in order. A late second reply shows here.
@@ -314,7 +312,7 @@ func fuzzClient(t testing.TB, env *fuzzEnv, input []byte) {
 	cancel()
 	drain(0, 0)
 	for id, n := range got {
-		if id != 0 && n > sent[id] {
+		if n > sent[id] {
 			t.Fatalf("%d replies with id %d to %d commands (input %q)", n, id, sent[id], input)
 		}
 	}
@@ -467,7 +465,7 @@ func TestEndpointFuzzInputsOverWebSocket(t *testing.T) {
 	const tok = "ws-fuzz-token"
 	srv := httptest.NewServer(env.r.Handler(HandlerOptions{Token: tok}))
 	defer srv.Close()
-	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/devtools/browser/x?token=" + tok
+	url := env.r.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok)
 	for i, input := range fuzzCorpus(t, "FuzzClientHandle", cdpSeeds) {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*fuzzBound)
 		ws, _, err := websocket.Dial(ctx, url, nil)

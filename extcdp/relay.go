@@ -311,6 +311,9 @@ func (r *Relay) refreshTabs(ctx context.Context) error {
 // onFrame handles an event of the extension. It runs on the bridge's reader
 // goroutine, so it never waits on the extension.
 func (r *Relay) onFrame(f *wire.Frame) {
+	if f.Method == "" {
+		return // not an event: a client would take it for a reply
+	}
 	if !f.IsExt() && f.Method != bridge.Disconnected {
 		r.onCDPEvent(f)
 		return
