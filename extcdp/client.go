@@ -268,6 +268,9 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		c.failErr(m.ID, replySID, attachError(t, err))
 		return
 	}
+	if c.guardUnsafe(m, t, sid, s) {
+		return
+	}
 	id := m.ID
 	done := func(rep *wire.Frame, err error) {
 		out := &cdproto.Message{ID: id, SessionID: replySID}
