@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 
 	"github.com/livetab/livetab/extcdp"
 	"github.com/livetab/livetab/internal/browsertest"
+	"github.com/livetab/livetab/internal/wire"
 )
 
 // The attacks here crashed the whole browser before the relay guarded
@@ -350,4 +352,54 @@ func TestAttackInternalPagesRefused(t *testing.T) {
 			t.Fatalf("the tab after the refused %v: %s %v", p, v, err)
 		}
 	}
+}
+
+// A sender that skips the relay and speaks to the extension directly gets
+// the same inputs refused by the extension's backstop.
+func TestAttackBackstopInExtension(t *testing.T) {
+	if env == nil {
+		browsertest.RequireChromium(t)
+	}
+	e := startCrashEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	b := e.env.Bridge
+	res, err := b.Call(ctx, wire.CreateTab, 0, wire.CreateTabParams{URL: "about:blank"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tab wire.TabInfo
+	if err := jsonv2.Unmarshal(res, &tab, wire.Options); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Call(context.Background(), wire.CloseTab, 0, wire.TabParams{TabID: tab.TabID})
+	if _, err := b.Call(ctx, wire.Attach, 0, wire.TabParams{TabID: tab.TabID}); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Call(context.Background(), wire.Detach, 0, wire.TabParams{TabID: tab.TabID})
+	// Right after the attach (the tab may not show its URL yet), and after
+	// a Runtime.evaluate as in the first report.
+	for _, expr := range []string{"", "1+1"} {
+		if expr != "" {
+			if _, err := b.Call(ctx, "Runtime.evaluate", tab.TabID, map[string]any{"expression": expr}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, p := range []map[string]any{
+			{"url": "about:blank#x"},
+			{"url": "about:version"},
+			{"url": "chrome://inducebrowsercrashforrealz", "transitionType": "address_bar"},
+		} {
+			_, err := b.Call(ctx, "Page.navigate", tab.TabID, p)
+			e.alive(t)
+			if err == nil || !strings.Contains(err.Error(), "livetab refuses") {
+				t.Fatalf("Page.navigate %v straight to the extension: %v, want its refusal", p, err)
+			}
+		}
+	}
+	// What the extension lets through still works.
+	if _, err := b.Call(ctx, "Page.navigate", tab.TabID, map[string]any{"url": "about:blank"}); err != nil {
+		t.Fatal(err)
+	}
+	e.alive(t)
 }
