@@ -151,6 +151,8 @@ func TestMatrix(t *testing.T) {
 			{name: "create chrome-crash", method: "", params: "chrome://crash"},
 			{name: "create browsercrash", method: "", params: "chrome://inducebrowsercrashforrealz"},
 			{name: "create chrome-kill", method: "", params: "chrome://kill"},
+			{name: "create about:version", method: "", params: "about:version"},
+			{name: "create view-source", method: "", params: "view-source:SITE/form"},
 		}...)
 	}
 	{
