@@ -354,6 +354,9 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		c.failErr(m.ID, replySID, attachError(t, err))
 		return
 	}
+	if c.guardUnsafe(m, t, sid, s) {
+		return
+	}
 	// Every command is answered within commandTimeout, and dropped at the
 	// extension when its client goes away.
 	ctx, cancel := context.WithTimeout(c.ctx, commandTimeout)

@@ -13,6 +13,7 @@ import {
 import { answerChallenge, newNonce } from './lib/pairing.js';
 import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
 import { OPEN_POLICY, parsePolicy, urlAllowed } from './lib/policy.js';
+import { navigateRefusal, needsTabUrl } from './lib/unsafe.js';
 
 /**
  * @typedef {import('./lib/frame.js').Frame} Frame
@@ -505,6 +506,8 @@ function request(sock, f) {
       message: `livetab policy: navigation to ${f.params?.url} is outside the domains livetab may use (${policy.domains.join(', ')})`,
     }));
     return;
+  } else if (method === 'Page.navigate') {
+    p = navigate(f.tabId, f.sessionId, f.params);
   } else {
     p = chrome.debugger.sendCommand(
       f.sessionId === undefined ? { tabId: f.tabId } : { tabId: f.tabId, sessionId: f.sessionId },
@@ -513,6 +516,32 @@ function request(sock, f) {
   p.then(
     (r) => send(sock, replyText(id, r)),
     (e) => send(sock, errorText(id, parseError(e))));
+}
+
+/**
+ * Sends Page.navigate unless it is one of the inputs that crash the browser
+ * through chrome.debugger (lib/unsafe.js); the relay never sends those, so
+ * this is a backstop, and it asks Chrome for the tab only for a URL with a
+ * fragment.
+ * @param {number} tabId
+ * @param {string | undefined} sessionId
+ * @param {any} params
+ * @returns {Promise<unknown>}
+ */
+async function navigate(tabId, sessionId, params) {
+  const url = String(params?.url ?? '');
+  /** @type {string | undefined} */
+  let tabUrl;
+  if (sessionId === undefined && needsTabUrl(url)) {
+    const tab = await chrome.tabs.get(tabId).catch(() => undefined);
+    // A new tab may not show its URL yet: it is still on its first
+    // about:blank, the very document this guards.
+    tabUrl = tab?.url || tab?.pendingUrl || 'about:blank';
+  }
+  const why = navigateRefusal(url, tabUrl);
+  if (why) throw new Error(why);
+  return chrome.debugger.sendCommand(
+    sessionId === undefined ? { tabId } : { tabId, sessionId }, 'Page.navigate', params);
 }
 
 /**

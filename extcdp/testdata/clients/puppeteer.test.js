@@ -22,7 +22,14 @@ test('puppeteer drives tabs through livetab', async () => {
   assert.equal(await existing[0].evaluate(() => 6 * 7), 42);
   const page = await browser.newPage();
 
+  // A same-document navigation of a new tab's about:blank crashed the whole
+  // browser through chrome.debugger; livetab makes the page navigate itself.
+  await page.goto('about:blank#x');
+  assert.equal(await page.evaluate(() => location.hash), '#x');
+
   await page.goto(site + '/form');
+  await page.goto(site + '/form#frag');
+  assert.equal(await page.evaluate(() => location.hash), '#frag');
   await page.click('#btn');
   assert.equal(await page.$eval('#content', (e) => e.textContent), 'clicked');
   await page.type('#name', 'Ada');

@@ -1,0 +1,258 @@
+package extcdp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/target"
+
+	"github.com/livetab/livetab/internal/wire"
+)
+
+// Some CDP inputs that Chrome's own debugging port takes in its stride
+// crash the whole browser when they arrive through chrome.debugger (see
+// docs/decisions/2026-11-23-chrome-debugger-inputs-emulated-or-refused.md
+// for the measured matrix). The relay is the one door every client goes
+// through, so it never sends those raw: it emulates the ones a client
+// expects to work and refuses the rest with an error that says why. Only
+// the params of the methods concerned are decoded.
+
+// probeTimeout bounds the in-page reads and writes of an emulation: a page
+// that never answers (paused, busy) must not hold the command forever.
+const probeTimeout = 10 * time.Second
+
+// navigateSchemes are the URL schemes Page.navigate may take through the
+// extension. chrome:// and the like detach the debugger (the extension may
+// not debug them) and their debug hosts crash the tab or the browser
+// (chrome://inducebrowsercrashforrealz with transitionType "address_bar");
+// other schemes hand the URL to an external program on the person's
+// machine. about: is checked apart: only blank and srcdoc stay in the tab.
+var navigateSchemes = map[string]bool{
+	"http": true, "https": true, "file": true, "data": true, "blob": true, "javascript": true,
+}
+
+// guardUnsafe looks at a command before forward sends it to tab t (or its
+// child session sid) and reports whether it answered the command itself,
+// by emulating or refusing it.
+func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session) bool {
+	if m.Method != cdproto.CommandPageNavigate {
+		return false
+	}
+	var p struct {
+		URL     string `json:"url"`
+		FrameID string `json:"frameId"`
+	}
+	if err := jsonv2.Unmarshal(m.Params, &p, wire.Options); err != nil {
+		// Chrome might read what we cannot (a duplicate "url"): never pass
+		// on params the relay did not check.
+		c.fail(m.ID, m.SessionID, -32602, fmt.Sprintf("livetab: invalid Page.navigate params: %v", err))
+		return true
+	}
+	scheme, rest, ok := urlScheme(p.URL)
+	switch {
+	case !ok:
+		c.fail(m.ID, m.SessionID, -32000, "Cannot navigate to invalid URL")
+		return true
+	case scheme == "about":
+		if page, _, _ := strings.Cut(rest, "#"); !aboutInTab(page) {
+			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses Page.navigate to %q: Chrome turns about: pages other than about:blank into chrome:// pages, which an extension may not debug (the debugger would detach, and some of them crash the browser); open it in the browser yourself", p.URL))
+			return true
+		}
+	case !navigateSchemes[scheme]:
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses Page.navigate to %q: through the extension only http, https, file, data, blob, javascript and about:blank URLs are navigated; %s: pages cannot be debugged by an extension (the debugger would detach, and chrome:// debug pages crash the tab or the browser) or open another program; open it in the browser yourself", p.URL, scheme))
+		return true
+	}
+	if !strings.Contains(p.URL, "#") {
+		return false // never the same document: Chrome loads a new one
+	}
+	main := c.frameOf(t, sid, s)
+	if p.FrameID != "" && p.FrameID != string(main) {
+		return false // a child frame: measured safe
+	}
+	// The lane waits for it: a command sent after this one must not
+	// overtake the emulation's round trips (each bounded by probeTimeout).
+	finished := make(chan struct{})
+	c.sameDocumentNavigate(m, t, sid, p.URL, main, func() { close(finished) })
+	<-finished
+	return true
+}
+
+// urlScheme returns the lowercased scheme of u as Chrome parses it (GURL
+// trims control characters and spaces at both ends and drops tabs and
+// newlines anywhere) and what follows the colon.
+func urlScheme(u string) (scheme, rest string, ok bool) {
+	u = strings.TrimFunc(u, func(r rune) bool { return r <= ' ' })
+	u = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(u)
+	scheme, rest, ok = strings.Cut(u, ":")
+	if !ok || scheme == "" {
+		return "", "", false
+	}
+	for i, r := range scheme {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return "", "", false
+		}
+	}
+	return strings.ToLower(scheme), rest, true
+}
+
+// aboutInTab reports whether an about: URL (what follows "about:", without
+// its fragment) is one Chrome loads in the tab rather than rewriting it to
+// a chrome:// page.
+func aboutInTab(page string) bool {
+	page, _, _ = strings.Cut(page, "?")
+	return page == "blank" || page == "srcdoc"
+}
+
+// frameOf returns the id of the main frame of the attachment a command
+// goes to: Chrome names a page's (or an iframe target's) main frame with
+// its target id.
+func (c *Client) frameOf(t *tab, sid string, s *session) target.ID {
+	if s != nil {
+		return s.targetID()
+	}
+	c.r.mu.Lock()
+	defer c.r.mu.Unlock()
+	if ch := c.r.children[sid]; ch != nil {
+		return ch.targetID
+	}
+	return t.targetID
+}
+
+// sameDocumentNavigate answers a main-frame Page.navigate whose URL has a
+// fragment. If the URL is the current document's but for the fragment,
+// Chrome would navigate within the document, and that crashes the browser
+// through chrome.debugger on an about:blank tab; so the page navigates
+// itself (location.href), as a link to a fragment would, and the client gets
+// what Chrome answers for a same-document navigation: the frame id and no
+// loaderId. Page.navigatedWithinDocument comes from Chrome as usual. Any
+// other URL goes to Chrome as it came.
+// finish runs once the command is answered or on its way to Chrome.
+func (c *Client) sameDocumentNavigate(m *cdproto.Message, t *tab, sid, url string, frame target.ID, finish func()) {
+	c.evaluate(t, sid, "location.href", func(href string, err error) {
+		if err != nil {
+			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab: Page.navigate to %q was not sent: reading the page's URL first failed: %v; retry once the page answers", url, err))
+			finish()
+			return
+		}
+		switch same, unsure := sameDocument(href, url); {
+		case unsure:
+			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses Page.navigate from %s to %q: a same-document navigation of an about: page crashes the browser through chrome.debugger, and livetab cannot tell whether this one is; set location.href with Runtime.evaluate instead", href, url))
+			finish()
+			return
+		case !same:
+			c.send(m, t, sid)
+			finish()
+			return
+		}
+		q, _ := jsonv2.Marshal(url, wire.Options)
+		c.evaluate(t, sid, "location.href = "+string(q), func(_ string, err error) {
+			defer finish()
+			if err != nil {
+				c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab: navigating the page to %q within its document: %v", url, err))
+				return
+			}
+			c.reply(m.ID, m.SessionID, struct {
+				FrameID    target.ID `json:"frameId"`
+				IsDownload bool      `json:"isDownload"`
+			}{frame, false})
+		})
+	})
+}
+
+// sameDocument reports whether navigating from the page at href (as
+// Chrome reports it: canonical) to url stays in the document: the same URL
+// but for the fragment. Canonicalizing url as Chrome would is beyond the
+// relay; unsure is set when the page is an about: one (where a
+// same-document navigation crashes) and url is another about: URL it could
+// not match.
+func sameDocument(href, url string) (same, unsure bool) {
+	scheme, rest, _ := urlScheme(url)
+	cur, _, _ := strings.Cut(href, "#")
+	want, _, _ := strings.Cut(scheme+":"+rest, "#")
+	if want == cur {
+		return true, false
+	}
+	curScheme, _, _ := urlScheme(href)
+	return false, curScheme == "about" && scheme == "about"
+}
+
+// evaluate runs an expression in the main world of the attachment's main
+// frame and passes on its value as a string, within probeTimeout.
+func (c *Client) evaluate(t *tab, sid, expr string, done func(string, error)) {
+	params, err := jsonv2.Marshal(map[string]any{"expression": expr, "returnByValue": true}, wire.Options)
+	if err != nil {
+		done("", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	f := &wire.Frame{Method: string(cdproto.CommandRuntimeEvaluate), Params: params, TabID: t.id, SessionID: sid}
+	err = c.r.b.Go(ctx, f, func(rep *wire.Frame, err error) {
+		cancel()
+		if err == nil && rep.Error != nil {
+			err = rep.Error
+		}
+		if err != nil {
+			done("", err)
+			return
+		}
+		var r struct {
+			Result struct {
+				Value any `json:"value"`
+			} `json:"result"`
+			ExceptionDetails *struct {
+				Text      string `json:"text"`
+				Exception *struct {
+					Description string `json:"description"`
+				} `json:"exception"`
+			} `json:"exceptionDetails"`
+		}
+		if err := jsonv2.Unmarshal(rep.Result, &r, wire.Options); err != nil {
+			done("", err)
+			return
+		}
+		if e := r.ExceptionDetails; e != nil {
+			if e.Exception != nil {
+				done("", fmt.Errorf("%s", e.Exception.Description))
+			} else {
+				done("", fmt.Errorf("%s", e.Text))
+			}
+			return
+		}
+		s, _ := r.Result.Value.(string)
+		done(s, nil)
+	})
+	if err != nil {
+		cancel()
+		done("", err)
+	}
+}
+
+// send passes a checked command on to the tab as it came.
+func (c *Client) send(m *cdproto.Message, t *tab, sid string) {
+	f := &wire.Frame{Method: string(m.Method), Params: m.Params, TabID: t.id, SessionID: sid}
+	ctx, cancel := context.WithTimeout(c.ctx, commandTimeout)
+	err := c.r.b.Go(ctx, f, func(rep *wire.Frame, err error) {
+		cancel()
+		switch {
+		case err != nil:
+			c.fail(m.ID, m.SessionID, -32000, err.Error())
+		case rep.Error != nil:
+			c.deliver(&cdproto.Message{ID: m.ID, SessionID: m.SessionID, Error: rep.Error})
+		case rep.Result == nil:
+			c.reply(m.ID, m.SessionID, nil)
+		default:
+			c.reply(m.ID, m.SessionID, rep.Result)
+		}
+	})
+	if err != nil {
+		cancel()
+		c.failErr(m.ID, m.SessionID, err)
+	}
+}

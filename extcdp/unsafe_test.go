@@ -1,0 +1,405 @@
+package extcdp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/chromedp"
+	"github.com/coder/websocket"
+
+	"github.com/livetab/livetab/extcdp"
+	"github.com/livetab/livetab/internal/browsertest"
+	"github.com/livetab/livetab/internal/wire"
+)
+
+// The attacks here crashed the whole browser before the relay guarded
+// them (docs/decisions/2026-11-23-chrome-debugger-inputs-emulated-or-refused.md),
+// so they run on a browser of their own: a crash must not take the shared
+// test browser, and every other test, with it.
+
+// answerBound is how long a guarded command may take to be answered.
+const answerBound = 5 * time.Second
+
+// crashEnv is a test browser for inputs that may crash it, with an endpoint
+// on its relay and a canary tab that must keep answering.
+type crashEnv struct {
+	env    *browsertest.Env
+	url    string
+	canary *rawCDP
+	csid   string
+}
+
+func startCrashEnv(t *testing.T) *crashEnv {
+	t.Helper()
+	browsertest.RequireChromium(t)
+	e := &crashEnv{}
+	t.Cleanup(func() {
+		if e.env != nil {
+			e.env.Close()
+		}
+	})
+	e.ensure(t)
+	return e
+}
+
+// ensure starts a new browser when the last attack took the previous one
+// down, so that each attack shows its own result.
+func (e *crashEnv) ensure(t *testing.T) {
+	t.Helper()
+	if e.env != nil {
+		select {
+		case <-e.env.Browser.Done():
+		default:
+			if e.env.Bridge.Connected() {
+				return
+			}
+		}
+		e.env.Close()
+		t.Log("starting a new browser: the previous one went down")
+	}
+	var err error
+	if e.env, err = browsertest.StartEnv(browsertest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(extcdp.RelayFor(e.env.Bridge).Handler(extcdp.HandlerOptions{Token: "crash-token"}))
+	t.Cleanup(srv.Close)
+	e.url = extcdp.RelayFor(e.env.Bridge).BrowserURL(strings.TrimPrefix(srv.URL, "http://"), "crash-token")
+	e.canary = dialCDP(t, e.url)
+	_, e.csid = e.canary.newTab(t, site.URL+"/form?canary")
+}
+
+// alive fails the test unless the person's browser is still up: the
+// process runs, the extension is connected and another tab answers.
+func (e *crashEnv) alive(t *testing.T) {
+	t.Helper()
+	select {
+	case <-e.env.Browser.Done():
+		t.Fatal("the browser exited")
+	default:
+	}
+	if !e.env.Bridge.Connected() {
+		t.Fatal("the extension disconnected")
+	}
+	if v, err := e.canary.eval(e.csid, "6*7"); err != nil || v != "42" {
+		t.Fatalf("another tab no longer answers Runtime.evaluate: %q %v", v, err)
+	}
+}
+
+// rawCDP speaks CDP over a WebSocket as a foreign client would.
+type rawCDP struct {
+	ws      *websocket.Conn
+	mu      sync.Mutex
+	next    int64
+	waiters map[int64]chan cdpReply
+	events  chan cdpReply
+}
+
+type cdpReply struct {
+	ID        int64           `json:"id"`
+	Method    string          `json:"method"`
+	SessionID string          `json:"sessionId"`
+	Params    json.RawMessage `json:"params"`
+	Result    json.RawMessage `json:"result"`
+	Error     *struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func dialCDP(t *testing.T, url string) *rawCDP {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws.SetReadLimit(16 << 20)
+	c := &rawCDP{ws: ws, waiters: map[int64]chan cdpReply{}, events: make(chan cdpReply, 1000)}
+	t.Cleanup(func() { ws.CloseNow() })
+	go func() {
+		for {
+			_, data, err := ws.Read(context.Background())
+			if err != nil {
+				return
+			}
+			var m cdpReply
+			if json.Unmarshal(data, &m) != nil {
+				continue
+			}
+			if m.Method != "" {
+				select {
+				case c.events <- m:
+				default:
+				}
+				continue
+			}
+			c.mu.Lock()
+			w := c.waiters[m.ID]
+			delete(c.waiters, m.ID)
+			c.mu.Unlock()
+			if w != nil {
+				w <- m
+			}
+		}
+	}()
+	return c
+}
+
+// call sends a command and waits up to answerBound for its reply.
+func (c *rawCDP) call(sid, method string, params any) (cdpReply, error) {
+	c.mu.Lock()
+	c.next++
+	id := c.next
+	w := make(chan cdpReply, 1)
+	c.waiters[id] = w
+	c.mu.Unlock()
+	p, err := json.Marshal(params)
+	if err != nil {
+		return cdpReply{}, err
+	}
+	msg := map[string]any{"id": id, "method": method, "params": json.RawMessage(p)}
+	if sid != "" {
+		msg["sessionId"] = sid
+	}
+	b, _ := json.Marshal(msg)
+	ctx, cancel := context.WithTimeout(context.Background(), answerBound)
+	defer cancel()
+	if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
+		return cdpReply{}, err
+	}
+	select {
+	case m := <-w:
+		return m, nil
+	case <-ctx.Done():
+		return cdpReply{}, fmt.Errorf("no answer to %s within %v", method, answerBound)
+	}
+}
+
+func (c *rawCDP) must(t *testing.T, sid, method string, params any) json.RawMessage {
+	t.Helper()
+	r, err := c.call(sid, method, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Error != nil {
+		t.Fatalf("%s: %s", method, r.Error.Message)
+	}
+	return r.Result
+}
+
+// newTab opens a tab as a client does and attaches a flat session to it.
+func (c *rawCDP) newTab(t *testing.T, url string) (targetID, sid string) {
+	t.Helper()
+	var ct struct{ TargetID string }
+	json.Unmarshal(c.must(t, "", "Target.createTarget", map[string]any{"url": url}), &ct)
+	var at struct{ SessionID string }
+	json.Unmarshal(c.must(t, "", "Target.attachToTarget", map[string]any{"targetId": ct.TargetID, "flatten": true}), &at)
+	return ct.TargetID, at.SessionID
+}
+
+// eval returns the value of an expression, JSON-encoded.
+func (c *rawCDP) eval(sid, expr string) (string, error) {
+	r, err := c.call(sid, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "awaitPromise": true})
+	if err != nil {
+		return "", err
+	}
+	if r.Error != nil {
+		return "", fmt.Errorf("%s", r.Error.Message)
+	}
+	var v struct {
+		Result struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"result"`
+	}
+	json.Unmarshal(r.Result, &v)
+	return string(v.Result.Value), nil
+}
+
+// Same-document navigations of a new tab's about:blank crashed Chromium
+// through chrome.debugger (not through its own debugging port). The relay
+// makes the page navigate itself and answers as Chrome does for a
+// same-document navigation: the frame id, no loaderId.
+func TestAttackFragmentNavigate(t *testing.T) {
+	if env == nil {
+		browsertest.RequireChromium(t)
+	}
+	e := startCrashEnv(t)
+	cases := []struct {
+		name, start, url, frame, hash string
+		enable                        bool
+	}{
+		{name: "about:blank#x", start: "about:blank", url: "about:blank#x", hash: `"#x"`},
+		{name: "about:blank#x after Page.enable", start: "about:blank", url: "about:blank#x", hash: `"#x"`, enable: true},
+		{name: "about:blank empty fragment", start: "about:blank", url: "about:blank#", hash: `""`},
+		{name: "about:blank#a to #b", start: "about:blank#a", url: "about:blank#b", hash: `"#b"`},
+		{name: "about:blank?q#x", start: "about:blank?q", url: "about:blank?q#x", hash: `"#x"`},
+		{name: "main frame by id", start: "about:blank", url: "about:blank#x", frame: "main", hash: `"#x"`},
+		{name: "odd spelling", start: "about:blank", url: " about:blank#x\n", hash: `"#x"`},
+		{name: "http page fragment", start: site.URL + "/form", url: site.URL + "/form#frag", hash: `"#frag"`, enable: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e.ensure(t)
+			c := dialCDP(t, e.url)
+			id, sid := c.newTab(t, tc.start)
+			defer c.call("", "Target.closeTarget", map[string]any{"targetId": id})
+			if _, err := c.eval(sid, "1+1"); err != nil {
+				t.Fatal(err)
+			}
+			if tc.enable {
+				c.must(t, sid, "Page.enable", nil)
+			}
+			params := map[string]any{"url": tc.url}
+			if tc.frame == "main" {
+				params["frameId"] = id
+			}
+			start := time.Now()
+			r, err := c.call(sid, "Page.navigate", params)
+			took := time.Since(start)
+			if err != nil {
+				e.alive(t)
+				t.Fatal(err)
+			}
+			if r.Error != nil {
+				e.alive(t)
+				t.Fatalf("Page.navigate(%q): %s", tc.url, r.Error.Message)
+			}
+			e.alive(t)
+			var res map[string]any
+			json.Unmarshal(r.Result, &res)
+			if res["frameId"] != id || res["loaderId"] != nil {
+				t.Fatalf("reply %s, want the shape of a same-document navigation: frameId %s and no loaderId", r.Result, id)
+			}
+			if h, err := c.eval(sid, "location.hash"); err != nil || h != tc.hash {
+				t.Fatalf("location.hash %s %v, want %s", h, err, tc.hash)
+			}
+			t.Logf("answered in %v", took.Round(time.Microsecond))
+		})
+	}
+}
+
+// Through chromedp, the fragment navigation returns (chromedp waits for
+// Page.navigatedWithinDocument) and leaves the browser up.
+func TestAttackFragmentNavigateChromedp(t *testing.T) {
+	if env == nil {
+		browsertest.RequireChromium(t)
+	}
+	e := startCrashEnv(t)
+	actx, cancelA := extcdp.NewAllocator(context.Background(), e.env.Bridge)
+	defer cancelA()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	// The first run opens the tab, bound to the context it gets.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"about:blank#x", site.URL + "/form", site.URL + "/form#frag", site.URL + "/form#other"} {
+		nctx, cancelN := context.WithTimeout(ctx, answerBound)
+		start := time.Now()
+		err := chromedp.Do(nctx, chromedp.Navigate(u))
+		cancelN()
+		if err != nil {
+			e.alive(t)
+			t.Fatalf("Navigate(%q): %v", u, err)
+		}
+		e.alive(t)
+		want := u[strings.Index(u+"#", "#"):]
+		hash, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash`))
+		if err != nil || hash != want {
+			t.Fatalf("after Navigate(%q): location.hash %q %v, want %q", u, hash, err, want)
+		}
+		t.Logf("Navigate(%q) in %v", u, time.Since(start).Round(time.Microsecond))
+	}
+}
+
+// Debug and internal pages are refused with an error that says why:
+// about:version and chrome://inducebrowsercrashforrealz (typed in the
+// address bar) crashed the browser, chrome:// pages detach the debugger.
+func TestAttackInternalPagesRefused(t *testing.T) {
+	if env == nil {
+		browsertest.RequireChromium(t)
+	}
+	e := startCrashEnv(t)
+	c := dialCDP(t, e.url)
+	id, sid := c.newTab(t, site.URL+"/form")
+	defer c.call("", "Target.closeTarget", map[string]any{"targetId": id})
+	for _, p := range []map[string]any{
+		{"url": "about:version"},
+		{"url": "chrome://inducebrowsercrashforrealz", "transitionType": "address_bar"},
+		{"url": "about:inducebrowsercrashforrealz", "transitionType": "address_bar"},
+		{"url": " CHROME://crash"},
+		{"url": "chrome://version"},
+		{"url": "mailto:someone@example.com"},
+	} {
+		r, err := c.call(sid, "Page.navigate", p)
+		if err != nil {
+			e.alive(t)
+			t.Fatal(err)
+		}
+		e.alive(t)
+		if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "livetab refuses") {
+			t.Fatalf("Page.navigate %v: %s %+v, want a -32000 refusal", p, r.Result, r.Error)
+		}
+		if v, err := c.eval(sid, "location.pathname"); err != nil || v != `"/form"` {
+			t.Fatalf("the tab after the refused %v: %s %v", p, v, err)
+		}
+	}
+}
+
+// A sender that skips the relay and speaks to the extension directly gets
+// the same inputs refused by the extension's backstop.
+func TestAttackBackstopInExtension(t *testing.T) {
+	if env == nil {
+		browsertest.RequireChromium(t)
+	}
+	e := startCrashEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	b := e.env.Bridge
+	res, err := b.Call(ctx, wire.CreateTab, 0, wire.CreateTabParams{URL: "about:blank"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tab wire.TabInfo
+	if err := jsonv2.Unmarshal(res, &tab, wire.Options); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Call(context.Background(), wire.CloseTab, 0, wire.TabParams{TabID: tab.TabID})
+	if _, err := b.Call(ctx, wire.Attach, 0, wire.TabParams{TabID: tab.TabID}); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Call(context.Background(), wire.Detach, 0, wire.TabParams{TabID: tab.TabID})
+	// Right after the attach (the tab may not show its URL yet), and after
+	// a Runtime.evaluate as in the first report.
+	for _, expr := range []string{"", "1+1"} {
+		if expr != "" {
+			if _, err := b.Call(ctx, "Runtime.evaluate", tab.TabID, map[string]any{"expression": expr}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, p := range []map[string]any{
+			{"url": "about:blank#x"},
+			{"url": "about:version"},
+			{"url": "chrome://inducebrowsercrashforrealz", "transitionType": "address_bar"},
+		} {
+			_, err := b.Call(ctx, "Page.navigate", tab.TabID, p)
+			e.alive(t)
+			if err == nil || !strings.Contains(err.Error(), "livetab refuses") {
+				t.Fatalf("Page.navigate %v straight to the extension: %v, want its refusal", p, err)
+			}
+		}
+	}
+	// What the extension lets through still works.
+	if _, err := b.Call(ctx, "Page.navigate", tab.TabID, map[string]any{"url": "about:blank"}); err != nil {
+		t.Fatal(err)
+	}
+	e.alive(t)
+}

@@ -1,0 +1,68 @@
+// @ts-check
+// Page.navigate inputs that crash the whole browser when they go through
+// chrome.debugger (measured on Chromium 156, see
+// docs/decisions/2026-11-23-chrome-debugger-inputs-emulated-or-refused.md).
+// The Go relay emulates or refuses them before they get here; this is the
+// backstop for any other sender on the bridge. Keep it in step with
+// extcdp/unsafe.go.
+
+// The schemes a tab may be navigated to through the extension; about: is
+// checked apart. Other schemes are pages an extension may not debug
+// (chrome://, whose debug hosts crash the tab or the browser) or hand the
+// URL to another program.
+const SCHEMES = new Set(['http:', 'https:', 'file:', 'data:', 'blob:', 'javascript:']);
+
+/**
+ * Why a Page.navigate to url must not reach chrome.debugger, or '' when it
+ * may. tabUrl is the tab's current URL, needed only when url has a
+ * fragment (see needsTabUrl).
+ * @param {string} url
+ * @param {string | undefined} tabUrl
+ * @returns {string}
+ */
+export function navigateRefusal(url, tabUrl) {
+  /** @type {URL} */
+  let u;
+  try {
+    u = new URL(url);
+  } catch {
+    return `livetab refuses Page.navigate to ${JSON.stringify(url)}: not a URL`;
+  }
+  if (u.protocol === 'about:') {
+    // Chrome turns other about: pages into chrome:// ones; about:version
+    // crashed the browser this way.
+    if (u.pathname !== 'blank' && u.pathname !== 'srcdoc') {
+      return `livetab refuses Page.navigate to ${JSON.stringify(url)}: Chrome turns it into a chrome:// page, which an extension may not debug`;
+    }
+  } else if (!SCHEMES.has(u.protocol)) {
+    return `livetab refuses Page.navigate to ${JSON.stringify(url)}: ${u.protocol} pages cannot be debugged by an extension or open another program; open it in the browser yourself`;
+  }
+  if (tabUrl === undefined || !needsTabUrl(url)) return '';
+  /** @type {URL} */
+  let cur;
+  try {
+    cur = new URL(tabUrl);
+  } catch {
+    return '';
+  }
+  if (cur.protocol === 'about:' && withoutFragment(cur) === withoutFragment(u)) {
+    return `livetab refuses Page.navigate to ${JSON.stringify(url)}: a same-document navigation of ${cur.href} crashes the browser through chrome.debugger; set location.href with Runtime.evaluate instead`;
+  }
+  return '';
+}
+
+/**
+ * Whether navigateRefusal needs the tab's URL: only a URL with a fragment
+ * can navigate within the document.
+ * @param {string} url
+ */
+export function needsTabUrl(url) {
+  return url.includes('#');
+}
+
+/** @param {URL} u */
+function withoutFragment(u) {
+  const h = u.href;
+  const i = h.indexOf('#');
+  return i < 0 ? h : h.slice(0, i);
+}
