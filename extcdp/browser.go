@@ -42,7 +42,9 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 			Behavior      string `json:"behavior"`
 			EventsEnabled bool   `json:"eventsEnabled"`
 		}
-		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if !c.params(m, sid, &p) {
+			return
+		}
 		r.mu.Lock()
 		c.downloadEvents = p.EventsEnabled || p.Behavior == "allow" || p.Behavior == "allowAndName"
 		r.mu.Unlock()
@@ -77,7 +79,9 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		var p struct {
 			BrowserContextID cdp.BrowserContextID `json:"browserContextId"`
 		}
-		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if !c.params(m, sid, &p) {
+			return
+		}
 		r.mu.Lock()
 		known := c.contexts[p.BrowserContextID]
 		delete(c.contexts, p.BrowserContextID)
@@ -101,7 +105,9 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		c.reply(m.ID, sid, nil)
 	case cdproto.CommandTargetSetDiscoverTargets:
 		var p target.SetDiscoverTargetsParams
-		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if !c.params(m, sid, &p) {
+			return
+		}
 		if err := r.refreshTabs(ctx); err != nil {
 			c.failErr(m.ID, sid, err)
 			return
@@ -120,7 +126,9 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		c.reply(m.ID, sid, nil)
 	case cdproto.CommandTargetSetAutoAttach:
 		var p target.SetAutoAttachParams
-		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if !c.params(m, sid, &p) {
+			return
+		}
 		if p.AutoAttach && (p.Flatten == nil || !*p.Flatten) {
 			c.fail(m.ID, sid, -32000, "livetab supports only flat sessions: set flatten:true")
 			return
@@ -151,7 +159,9 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		c.reply(m.ID, sid, &target.GetTargetsResult{TargetInfos: c.targetInfos()})
 	case cdproto.CommandTargetGetTargetInfo:
 		var p target.GetTargetInfoParams
-		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if !c.params(m, sid, &p) {
+			return
+		}
 		if p.TargetID == "" && sid != "" {
 			r.mu.Lock()
 			if s := r.sessions[sid]; s != nil && !s.browser {
@@ -184,7 +194,9 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 			SessionID target.SessionID `json:"sessionId"`
 			TargetID  target.ID        `json:"targetId"` // deprecated in CDP, still sent by some clients
 		}
-		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if !c.params(m, sid, &p) {
+			return
+		}
 		r.mu.Lock()
 		var found *session
 		for _, s := range r.sessions {
@@ -209,7 +221,9 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		c.closeTarget(ctx, m, sid)
 	case cdproto.CommandTargetActivateTarget:
 		var p target.ActivateTargetParams
-		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if !c.params(m, sid, &p) {
+			return
+		}
 		t, err := c.lookupTab(ctx, p.TargetID)
 		if err != nil {
 			c.failErr(m.ID, sid, err)
@@ -324,7 +338,9 @@ func (c *Client) lookupInfo(ctx context.Context, id target.ID) (*target.Info, er
 func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid target.SessionID) {
 	r := c.r
 	var p target.CreateTargetParams
-	jsonv2.Unmarshal(m.Params, &p, wire.Options)
+	if !c.params(m, sid, &p) {
+		return
+	}
 	if p.URL == "" {
 		p.URL = "about:blank"
 	}
@@ -362,7 +378,9 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 func (c *Client) attachToTarget(ctx context.Context, m *cdproto.Message, sid target.SessionID) {
 	r := c.r
 	var p target.AttachToTargetParams
-	jsonv2.Unmarshal(m.Params, &p, wire.Options)
+	if !c.params(m, sid, &p) {
+		return
+	}
 	if p.Flatten == nil || !*p.Flatten {
 		c.fail(m.ID, sid, -32000, "livetab supports only flat sessions: set flatten:true")
 		return
@@ -414,7 +432,9 @@ func (c *Client) attachToTarget(ctx context.Context, m *cdproto.Message, sid tar
 func (c *Client) closeTarget(ctx context.Context, m *cdproto.Message, sid target.SessionID) {
 	r := c.r
 	var p target.CloseTargetParams
-	jsonv2.Unmarshal(m.Params, &p, wire.Options)
+	if !c.params(m, sid, &p) {
+		return
+	}
 	r.mu.Lock()
 	var mine []*session
 	for _, s := range r.sessions {
