@@ -386,13 +386,18 @@ func appendMessage(buf []byte, m *cdproto.Message) ([]byte, error) {
 		field("id")
 		buf = strconv.AppendInt(buf, m.ID, 10)
 	}
+	var err error
 	if m.SessionID != "" {
 		field("sessionId")
-		buf = strconv.AppendQuote(buf, string(m.SessionID))
+		if buf, err = appendJSONString(buf, string(m.SessionID)); err != nil {
+			return buf, err
+		}
 	}
 	if m.Method != "" {
 		field("method")
-		buf = strconv.AppendQuote(buf, string(m.Method))
+		if buf, err = appendJSONString(buf, string(m.Method)); err != nil {
+			return buf, err
+		}
 	}
 	if len(m.Params) > 0 {
 		field("params")
@@ -414,4 +419,21 @@ func appendMessage(buf []byte, m *cdproto.Message) ([]byte, error) {
 		}
 	}
 	return append(buf, '}'), nil
+}
+
+// appendJSONString appends s as a JSON string. Session ids and methods are
+// plain ASCII, written as they are; anything else (a client may send any
+// session id, and gets it back in the error) goes through the JSON encoder,
+// which replaces invalid UTF-8: Go's quoting (\x7f, \xff, \U000e0001) is
+// not JSON.
+func appendJSONString(buf []byte, s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			b, err := jsonv2.Marshal(s, wire.Options)
+			return append(buf, b...), err
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, s...)
+	return append(buf, '"'), nil
 }
