@@ -18,7 +18,8 @@ import (
 
 // browserCommand answers a browser-level command. chrome.debugger has no
 // browser target, so the relay is the browser: it answers from the tabs the
-// extension reports, and turns target operations into tab operations.
+// extension reports, and turns target operations into tab operations
+// (docs/decisions/2026-11-22-the-relay-answers-the-browser-level.md).
 // sid is the session the command came on ("" at the root).
 func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 	ctx, cancel := context.WithTimeout(c.ctx, clientTimeout)
@@ -427,8 +428,9 @@ func (c *Client) attachToTarget(ctx context.Context, m *cdproto.Message, sid tar
 
 // closeTarget closes a tab that livetab opened. A tab the user opened is
 // only detached from this client: cancelling a chromedp context must not
-// close the user's work (docs/decisions). An iframe target is never closed,
-// because closing it kills its page.
+// close the user's work
+// (docs/decisions/2026-11-22-cancel-closes-only-tabs-livetab-opened.md).
+// An iframe target is never closed, because closing it kills its page.
 func (c *Client) closeTarget(ctx context.Context, m *cdproto.Message, sid target.SessionID) {
 	r := c.r
 	var p target.CloseTargetParams

@@ -12,7 +12,7 @@ import (
 )
 
 // Two programs share one serve. What A opens is A's: B, trying every way
-// CDP offers, neither sees it nor touches it (docs/decisions, isolation).
+// CDP offers, neither sees it nor touches it (docs/decisions/2026-11-23-each-client-owns-the-tabs-it-opens.md).
 func TestClientsDoNotSeeEachOthersTabs(t *testing.T) {
 	a, b := dialRaw(t), dialRaw(t)
 	b.must("", "Target.setDiscoverTargets", map[string]any{"discover": true})
