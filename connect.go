@@ -95,7 +95,7 @@ func ReadEndpoint(path string) (Endpoint, error) {
 
 // WriteEndpoint writes e to path with mode 0600 (its directory 0700): the
 // URL carries the token. It replaces the file in one step, so a reader never
-// sees half of it.
+// sees half of it (docs/decisions/2026-11-22-livetab-serve-endpoint-file.md).
 func WriteEndpoint(path string, e Endpoint) error {
 	b, err := jsonv2.Marshal(e)
 	if err != nil {

@@ -194,7 +194,8 @@ type msgKey struct {
 }
 
 // guard is a chromedp.Transport around a browser WebSocket that keeps
-// livetab's closing rule, the rule extcdp's relay keeps for the extension.
+// livetab's closing rule, the rule extcdp's relay keeps for the extension
+// (docs/decisions/2026-11-22-native-backend-keeps-the-closing-rule.md).
 //
 // chromedp cancels a context with detachFromTarget, then closeTarget, then
 // polls getTargets until the target is gone. For a target this connection

@@ -165,7 +165,7 @@ func (c *Capturer) body(ctx context.Context, r *response, cfg *config, d desc) (
 	}
 	data := res.Body
 	if len(data) == 0 {
-		return nil, fmt.Errorf("Chrome kept no body for request %s", r.id)
+		return nil, fmt.Errorf("no body for request %s: Chrome kept none", r.id)
 	}
 	m := meta{
 		name: nameFrom(cfg.name, dispositionName(r.disposition), r.url), declared: r.mime, source: r.url,

@@ -231,14 +231,13 @@ func (c *config) allowed(r Rung) bool { return c.rungs == nil || c.rungs[r] }
 // methods are safe for concurrent use; each takes a context for its own
 // cancellation and deadline.
 type Capturer struct {
-	tabCtx  context.Context
-	t       *chromedp.Target
-	b       *chromedp.Browser
-	det     <-chan struct{}
-	cfg     config
-	stop    context.CancelFunc
-	w       *watcher
-	livetab *bool // nil: not asked yet
+	tabCtx context.Context
+	t      *chromedp.Target
+	b      *chromedp.Browser
+	det    <-chan struct{}
+	cfg    config
+	stop   context.CancelFunc
+	w      *watcher
 
 	mu          sync.Mutex
 	dlDir       string

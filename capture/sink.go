@@ -151,7 +151,7 @@ func Writer(w io.Writer) Sink { return writerSink{w} }
 type writerSink struct{ w io.Writer }
 
 func (s writerSink) Create(ctx context.Context, m Meta) (Asset, error) {
-	return writerAsset{s.w}, nil
+	return writerAsset(s), nil
 }
 
 type writerAsset struct{ w io.Writer }

@@ -18,7 +18,8 @@ import (
 
 // browserCommand answers a browser-level command. chrome.debugger has no
 // browser target, so the relay is the browser: it answers from the tabs the
-// extension reports, and turns target operations into tab operations.
+// extension reports, and turns target operations into tab operations
+// (docs/decisions/2026-11-22-the-relay-answers-the-browser-level.md).
 // sid is the session the command came on ("" at the root).
 func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 	ctx, cancel := context.WithTimeout(c.ctx, clientTimeout)
@@ -42,7 +43,9 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 			Behavior      string `json:"behavior"`
 			EventsEnabled bool   `json:"eventsEnabled"`
 		}
-		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if !c.params(m, sid, &p) {
+			return
+		}
 		r.mu.Lock()
 		c.downloadEvents = p.EventsEnabled || p.Behavior == "allow" || p.Behavior == "allowAndName"
 		r.mu.Unlock()
@@ -77,7 +80,9 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		var p struct {
 			BrowserContextID cdp.BrowserContextID `json:"browserContextId"`
 		}
-		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if !c.params(m, sid, &p) {
+			return
+		}
 		r.mu.Lock()
 		known := c.contexts[p.BrowserContextID]
 		delete(c.contexts, p.BrowserContextID)
@@ -101,7 +106,9 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		c.reply(m.ID, sid, nil)
 	case cdproto.CommandTargetSetDiscoverTargets:
 		var p target.SetDiscoverTargetsParams
-		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if !c.params(m, sid, &p) {
+			return
+		}
 		if err := r.refreshTabs(ctx); err != nil {
 			c.failErr(m.ID, sid, err)
 			return
@@ -120,7 +127,9 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		c.reply(m.ID, sid, nil)
 	case cdproto.CommandTargetSetAutoAttach:
 		var p target.SetAutoAttachParams
-		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if !c.params(m, sid, &p) {
+			return
+		}
 		if p.AutoAttach && (p.Flatten == nil || !*p.Flatten) {
 			c.fail(m.ID, sid, -32000, "livetab supports only flat sessions: set flatten:true")
 			return
@@ -151,7 +160,9 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		c.reply(m.ID, sid, &target.GetTargetsResult{TargetInfos: c.targetInfos()})
 	case cdproto.CommandTargetGetTargetInfo:
 		var p target.GetTargetInfoParams
-		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if !c.params(m, sid, &p) {
+			return
+		}
 		if p.TargetID == "" && sid != "" {
 			r.mu.Lock()
 			if s := r.sessions[sid]; s != nil && !s.browser {
@@ -184,7 +195,9 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 			SessionID target.SessionID `json:"sessionId"`
 			TargetID  target.ID        `json:"targetId"` // deprecated in CDP, still sent by some clients
 		}
-		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if !c.params(m, sid, &p) {
+			return
+		}
 		r.mu.Lock()
 		var found *session
 		for _, s := range r.sessions {
@@ -209,7 +222,9 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		c.closeTarget(ctx, m, sid)
 	case cdproto.CommandTargetActivateTarget:
 		var p target.ActivateTargetParams
-		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if !c.params(m, sid, &p) {
+			return
+		}
 		t, err := c.lookupTab(ctx, p.TargetID)
 		if err != nil {
 			c.failErr(m.ID, sid, err)
@@ -324,7 +339,9 @@ func (c *Client) lookupInfo(ctx context.Context, id target.ID) (*target.Info, er
 func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid target.SessionID) {
 	r := c.r
 	var p target.CreateTargetParams
-	jsonv2.Unmarshal(m.Params, &p, wire.Options)
+	if !c.params(m, sid, &p) {
+		return
+	}
 	if p.URL == "" {
 		p.URL = "about:blank"
 	}
@@ -377,7 +394,9 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 func (c *Client) attachToTarget(ctx context.Context, m *cdproto.Message, sid target.SessionID) {
 	r := c.r
 	var p target.AttachToTargetParams
-	jsonv2.Unmarshal(m.Params, &p, wire.Options)
+	if !c.params(m, sid, &p) {
+		return
+	}
 	if p.Flatten == nil || !*p.Flatten {
 		c.fail(m.ID, sid, -32000, "livetab supports only flat sessions: set flatten:true")
 		return
@@ -424,12 +443,15 @@ func (c *Client) attachToTarget(ctx context.Context, m *cdproto.Message, sid tar
 
 // closeTarget closes a tab that livetab opened. A tab the user opened is
 // only detached from this client: cancelling a chromedp context must not
-// close the user's work (docs/decisions). An iframe target is never closed,
-// because closing it kills its page.
+// close the user's work
+// (docs/decisions/2026-11-22-cancel-closes-only-tabs-livetab-opened.md).
+// An iframe target is never closed, because closing it kills its page.
 func (c *Client) closeTarget(ctx context.Context, m *cdproto.Message, sid target.SessionID) {
 	r := c.r
 	var p target.CloseTargetParams
-	jsonv2.Unmarshal(m.Params, &p, wire.Options)
+	if !c.params(m, sid, &p) {
+		return
+	}
 	r.mu.Lock()
 	var mine []*session
 	for _, s := range r.sessions {

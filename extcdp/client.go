@@ -306,7 +306,9 @@ func (c *Client) sessionCommand(m *cdproto.Message, s *session) {
 		// chrome.debugger refuses it on a tab, and chromedp sends it on
 		// every page: remember it and synthesize the target events.
 		var p target.SetDiscoverTargetsParams
-		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if !c.params(m, s.id, &p) {
+			return
+		}
 		c.r.mu.Lock()
 		s.discover = p.Discover
 		c.r.mu.Unlock()

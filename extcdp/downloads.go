@@ -14,7 +14,8 @@ import (
 // relay joins the tab's Page.download* events with the extension's
 // chrome.downloads reports and gives clients that asked for download events
 // the standard Browser.downloadWillBegin and Browser.downloadProgress, the
-// completed one with filePath: the file in the user's Downloads folder.
+// completed one with filePath: the file in the user's Downloads folder
+// (docs/decisions/2026-11-22-downloads-come-from-chrome-downloads.md).
 
 // download links one download's CDP guid and its chrome.downloads id.
 type download struct {

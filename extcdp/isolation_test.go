@@ -12,7 +12,7 @@ import (
 )
 
 // Two programs share one serve. What A opens is A's: B, trying every way
-// CDP offers, neither sees it nor touches it (docs/decisions, isolation).
+// CDP offers, neither sees it nor touches it (docs/decisions/2026-11-23-each-client-owns-the-tabs-it-opens.md).
 func TestClientsDoNotSeeEachOthersTabs(t *testing.T) {
 	a, b := dialRaw(t), dialRaw(t)
 	b.must("", "Target.setDiscoverTargets", map[string]any{"discover": true})
@@ -98,6 +98,20 @@ func TestClientsDoNotSeeEachOthersTabs(t *testing.T) {
 	for _, s := range []string{tA, popup, "secret-of-A", "still-A", "ownedByA", "popupOfA", sA} {
 		if b.seen(s) {
 			t.Errorf("B received an event about A's tab: %q", s)
+		}
+	}
+	// A leaves; its tabs go with it before the next test looks at tabs.
+	a.ws.CloseNow()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		left := false
+		for _, ts := range extcdp.RelayFor(env.Bridge).Status().Tabs {
+			left = left || ts.TargetID == tA || ts.TargetID == popup
+		}
+		if !left {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("A's tabs stayed open after A left")
 		}
 	}
 }

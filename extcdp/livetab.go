@@ -90,7 +90,9 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 		c.reply(m.ID, sid, map[string]target.ID{"targetId": id})
 	case LivetabCloseTab:
 		var p target.CloseTargetParams
-		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if !c.params(m, sid, &p) {
+			return true
+		}
 		t, err := c.lookupTab(ctx, p.TargetID)
 		if err != nil {
 			c.failErr(m.ID, sid, err)

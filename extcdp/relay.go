@@ -94,7 +94,8 @@ type tab struct {
 
 	// creator is the client whose createTarget opened the tab; nil for a
 	// tab the user opened. Only livetab's own tabs are ever closed by a
-	// cancel (see docs/decisions).
+	// cancel
+	// (docs/decisions/2026-11-22-cancel-closes-only-tabs-livetab-opened.md).
 	creator *Client
 	created bool
 	// context is the browser context a client made it in (see

@@ -88,6 +88,9 @@ func (a *action) point(ref Ref, o pointOpts) (pointRes, error) {
 			return pr, elemErr(ref, err)
 		}
 	}
+	// The frame draws, then its parent draws it in: see painted.
+	a.painted(s)
+	a.painted(main)
 	if err := a.call(s, "point", &pr, jsref, o); err != nil {
 		return pr, elemErr(ref, err)
 	}

@@ -306,18 +306,6 @@ func gone(id string, adopted bool) error {
 	return fmt.Errorf("tab %s: %w; list the tabs and switch to another", id, ErrTabClosed)
 }
 
-// checkCurrent asks the guard about act on the current tab.
-func (p *Page) checkCurrent(ctx context.Context, act Action) error {
-	if p.cfg.guard == nil {
-		return nil
-	}
-	t, err := p.current()
-	if err != nil {
-		return err
-	}
-	return p.check(ctx, t, act)
-}
-
 // Do runs f as one action of the Page on the current tab, after the guard
 // allowed act: the way to drive the tab with other packages (capture,
 // upload) under the Page's rules. f gets a context bound to the tab's

@@ -170,7 +170,7 @@ func testGuard(t *testing.T, s *suite) {
 	if err != nil || !ti.Adopted || ti.Opened || !ti.Current {
 		t.Fatalf("AttachTab: %+v %v", ti, err)
 	}
-	snap = snapshot(t, ctx, p, page.SnapshotOptions{})
+	snapshot(t, ctx, p, page.SnapshotOptions{})
 	if a := g.last(); !a.Adopted || a.TargetID != id || !strings.HasSuffix(a.URL, "/nav2.html") {
 		t.Errorf("action on an adopted tab: %+v", a)
 	}

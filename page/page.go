@@ -185,12 +185,18 @@ func (p *Page) Close() error {
 // newTabLocked makes the state of a tab; the caller holds p.tabsMu or owns p
 // alone.
 func (p *Page) newTabLocked(ctx context.Context, cancel context.CancelFunc) *tab {
+	t := p.unattachedTabLocked()
+	t.ctx, t.cancel = ctx, cancel
+	return t
+}
+
+// unattachedTabLocked makes the state of a tab the Page knows of but has no
+// chromedp context for yet (a popup): its nil ctx says so.
+func (p *Page) unattachedTabLocked() *tab {
 	p.nextID++
 	return &tab{
 		p:        p,
 		id:       strconv.Itoa(p.nextID),
-		ctx:      ctx,
-		cancel:   cancel,
 		inflight: map[network.RequestID]struct{}{},
 		notify:   make(chan struct{}),
 		dialogs:  make(chan dialogJob, 8),

@@ -43,7 +43,7 @@ func (p *Page) adoptPopups() {
 				continue
 			}
 			known[pp.id] = true
-			nt := p.newTabLocked(nil, nil)
+			nt := p.unattachedTabLocked()
 			nt.targetID = pp.id
 			nt.pendingURL = pp.url
 			nt.opener = t

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of livetab: the extension's type check and unit tests, go
-# vet, and the Go tests, end-to-end ones included (real extension, headless
-# Chromium). Installs what it needs first.
+# vet, staticcheck, and the Go tests, end-to-end ones included (real
+# extension, headless Chromium). Installs what it needs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,11 +16,20 @@ fi
 echo "== extension: npm ci, tsc --noEmit, node --test"
 (cd extension && npm ci --no-audit --no-fund --loglevel=error && npx tsc --noEmit -p . && node --test test/)
 
+echo "== in-page JavaScript (page, capture, upload, internal/inpage): tsc"
+node scripts/check-inpage-js.mjs
+
 echo "== Playwright and Puppeteer for the CDP endpoint checks: npm ci"
 (cd extcdp/testdata/clients && npm ci --no-audit --no-fund --loglevel=error)
 
 echo "== go vet"
 go vet ./...
+
+# Pinned, and run from the module proxy rather than go.mod: a tool of the
+# tests, not a dependency of livetab. v0.8.2 is staticcheck 2026.2.2, the
+# newest release on 2026-11-23; it reads go 1.26.
+echo "== staticcheck"
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 echo "== go test"
 go test -count=1 -timeout 15m ./...

@@ -1,3 +1,4 @@
+// @ts-check
 // The in-page half of package capture. This file is a function declaration:
 // Go calls it (Runtime.callFunctionOn on the element to capture, so that it
 // runs in the element's frame, or evaluated in the main world for a URL) and
@@ -20,6 +21,11 @@ function () {
     }
   }
 
+  /**
+   * @param {string} code
+   * @param {string} msg
+   * @returns {never}
+   */
   function fail(code, msg) {
     throw new Fail(code, msg);
   }
@@ -185,8 +191,11 @@ function () {
     // include sends cookies cross-origin too, but then needs a CORS answer
     // that names the origin; same-origin is what an <img> without
     // crossorigin would have been allowed to read.
+    /** @type {RequestInit[]} */
     const tries = local ? [{}] : [{ credentials: 'include', cache: 'force-cache' }, { credentials: 'same-origin', cache: 'force-cache' }];
+    /** @type {Response | null} */
     let res = null;
+    /** @type {unknown} */
     let last = null;
     for (const init of tries) {
       try {
@@ -227,7 +236,7 @@ function () {
           else reject(new Fail('nomedia', 'the canvas produced no image'));
         }, type || 'image/png', quality || undefined);
       } catch (e) {
-        if (e && e.name === 'SecurityError') {
+        if (e && /** @type {Error} */ (e).name === 'SecurityError') {
           reject(new Fail('cors', 'the canvas is tainted by cross-origin images, so the page may not read it'));
         } else {
           reject(e);
@@ -362,7 +371,8 @@ function () {
       const b = blobs.get(id);
       if (!b) fail('gone', 'capture ' + id + ' was released');
       const part = b.slice(off, off + len);
-      if (Uint8Array.prototype.toBase64) {
+      // A Chrome without toBase64 takes the way below.
+      if (/** @type {{toBase64?: unknown}} */ (Uint8Array.prototype).toBase64) {
         return new Uint8Array(await part.arrayBuffer()).toBase64();
       }
       const url = await new Promise((resolve, reject) => {
@@ -426,7 +436,7 @@ function () {
         return { ok: await this[name](...args) };
       } catch (e) {
         if (e instanceof Fail) return { err: e.code, msg: e.msg };
-        return { err: 'js', msg: String(e && e.stack || e) };
+        return { err: 'js', msg: String(e && /** @type {Error} */ (e).stack || e) };
       }
     },
   };

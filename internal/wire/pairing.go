@@ -28,7 +28,8 @@ import (
 // port of the bridge: the one it listens on, the one the extension dials.
 // The port keeps a squatter on one port from using a real bridge on another
 // port with the same token as an oracle for the bridge's proof. The shared
-// vectors in testdata/pairing.json pin the bytes for both ends.
+// vectors in testdata/pairing.json pin the bytes for both ends
+// (docs/decisions/2026-11-23-pairing-by-mutual-proof.md).
 
 // Method names of the pairing handshake.
 const (

@@ -13,7 +13,8 @@
 // command that the extension forwards unchanged with
 // chrome.debugger.sendCommand({tabId, sessionId}, method, params); sessionId
 // is set only for a flat child session of the tab (a cross-origin iframe).
-// Params and results are carried as raw JSON, never decoded on the way.
+// Params and results are carried as raw JSON, never decoded on the way
+// (docs/decisions/2026-11-22-wire-frames-mirror-cdp.md).
 //
 // # Handshake
 //

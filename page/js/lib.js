@@ -1,3 +1,4 @@
+// @ts-check
 // The in-page half of package page. Go evaluates this file once per document
 // and keeps the returned object alive by its RemoteObjectId, so page scripts
 // never get a reference to it or to the element registry in its closure. The
@@ -35,6 +36,10 @@
   // reg is the registry of the last snapshot: els[i] is the element with index
   // i, targets[i] the element to point at (a visible label for a hidden
   // checkbox), frames[k] the iframe element of frame k.
+  // The elements of the last snapshot by index (0 is unused), what a click
+  // on each aims at, and its iframes by frame index.
+  /** @typedef {{gen: string, els: (Element | null)[], targets: (Element | null)[], frames: (Element | null)[]}} Registry */
+  /** @type {Registry} */
   let reg = { gen: '', els: [null], targets: [null], frames: [null] };
 
   class Fail {
@@ -44,6 +49,11 @@
     }
   }
 
+  /**
+   * @param {string} code
+   * @param {string} msg
+   * @returns {never}
+   */
   function fail(code, msg) {
     throw new Fail(code, msg);
   }
@@ -72,6 +82,7 @@
     let x = 0;
     let y = 0;
     for (;;) {
+      /** @type {Element | null} */
       let fe = null;
       try {
         fe = win.frameElement;
@@ -94,6 +105,7 @@
       if (a && a.shadowRoot && a.shadowRoot.activeElement) {
         a = a.shadowRoot.activeElement;
       } else if (a && (a.localName === 'iframe' || a.localName === 'frame')) {
+        /** @type {Document | null} */
         let d = null;
         try {
           d = a.contentDocument;
@@ -435,7 +447,7 @@
     const t0 = performance.now();
     if (document.readyState === 'loading' && !document.body) return { notReady: true };
     for (const el of reg.els) {
-      if (el && el.getAttribute(ATTR) && el.getAttribute(ATTR).startsWith(reg.gen + '-')) {
+      if (el && el.getAttribute(ATTR) && /** @type {string} */ (el.getAttribute(ATTR)).startsWith(reg.gen + '-')) {
         el.removeAttribute(ATTR);
       }
     }
@@ -628,7 +640,7 @@
     try {
       list = document.querySelectorAll(css);
     } catch (e) {
-      fail('badselector', 'invalid CSS selector ' + JSON.stringify(css) + ': ' + e.message);
+      fail('badselector', 'invalid CSS selector ' + JSON.stringify(css) + ': ' + /** @type {Error} */ (e).message);
     }
     for (const el of list) {
       if (isVisible(el)) return el;
@@ -949,7 +961,7 @@
         return { ok: fn.apply(null, args || []) };
       } catch (e) {
         if (e instanceof Fail) return { err: e.code, msg: e.msg };
-        return { err: 'js', msg: String((e && e.stack) || e) };
+        return { err: 'js', msg: String((e && /** @type {Error} */ (e).stack) || e) };
       }
     },
   };

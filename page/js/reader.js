@@ -1,3 +1,4 @@
+// @ts-check
 // Reads a page, or one element of it, as Markdown or plain text for a model.
 // Evaluates to {markdown(root, max), text(root, max)}; each returns
 // {content, truncated}. Hidden elements, scripts and styles are left out;
@@ -28,6 +29,7 @@
     }
     if (el.shadowRoot) return Array.from(el.shadowRoot.childNodes);
     if (el.localName === 'iframe' || el.localName === 'frame') {
+      /** @type {Document | null} */
       let d = null;
       try {
         d = el.contentDocument;

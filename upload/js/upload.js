@@ -1,3 +1,4 @@
+// @ts-check
 // The in-page half of package upload. This file is a function declaration:
 // Go calls it on the target element (Runtime.callFunctionOn, so it runs in
 // that element's frame) or evaluates it in the main world, and keeps the
@@ -22,6 +23,11 @@ function () {
     }
   }
 
+  /**
+   * @param {string} code
+   * @param {string} msg
+   * @returns {never}
+   */
   function fail(code, msg) {
     throw new Fail(code, msg);
   }
@@ -233,7 +239,7 @@ function () {
         return { ok: await this[name](...args) };
       } catch (e) {
         if (e instanceof Fail) return { err: e.code, msg: e.msg };
-        return { err: 'js', msg: String(e && e.stack || e) };
+        return { err: 'js', msg: String(e && /** @type {Error} */ (e).stack || e) };
       }
     },
   };
