@@ -135,7 +135,7 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 			// Announce the existing tabs as attached before the reply, as
 			// Chrome does. The debugger attaches on their first command.
 			for _, t := range r.tabs {
-				if t.targetID != "" && attachable(t.info.URL) && !c.hasSessionOn(t) {
+				if t.targetID != "" && attachable(t.info.URL) && !c.hasSessionOn(t) && c.refusal(t) == "" {
 					r.attachedEvent(c, r.newSession(c, t, nil), r.targetInfo(t))
 				}
 			}
@@ -314,6 +314,9 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 	if p.URL == "" {
 		p.URL = "about:blank"
 	}
+	if c.refuseURL(m, sid) {
+		return
+	}
 	res, err := r.b.Call(ctx, wire.CreateTab, 0, wire.CreateTabParams{
 		URL:       p.URL,
 		NewWindow: p.NewWindow != nil && *p.NewWindow,
@@ -373,6 +376,9 @@ func (c *Client) attachToTarget(ctx context.Context, m *cdproto.Message, sid tar
 		}
 		if !attachable(t.info.URL) {
 			c.fail(m.ID, sid, -32000, fmt.Sprintf("livetab: Chrome does not let extensions debug %s (tab %d)", t.info.URL, t.id))
+			return
+		}
+		if c.refuseAttach(m, sid, t) {
 			return
 		}
 		if err := r.ensureAttached(ctx, t); err != nil {

@@ -39,9 +39,6 @@ type Relay struct {
 	clients  map[*Client]struct{}
 
 	downloads downloadState
-	// policy is the last Livetab.setPolicy, pushed again to an extension
-	// that reconnects (its worker may have lost it with a browser restart).
-	policy *wire.PolicyParams
 }
 
 var (
@@ -326,6 +323,7 @@ func (r *Relay) onFrame(f *wire.Frame) {
 		if t.targetID == "" {
 			return
 		}
+		r.enforcePolicies(t)
 		switch {
 		case t.announced:
 			r.broadcastTarget("Target.targetInfoChanged", r.targetInfo(t))
@@ -390,10 +388,7 @@ func (r *Relay) reconcile(attached []int64) {
 			t.attached = true
 		}
 	}
-	if p := r.policy; p != nil {
-		params, _ := jsonv2.Marshal(p, wire.Options)
-		r.b.Go(context.Background(), &wire.Frame{Method: wire.SetPolicy, Params: params}, func(*wire.Frame, error) {})
-	}
+	r.pushPolicies()
 	go r.refreshTabs(context.Background())
 }
 
@@ -517,7 +512,7 @@ func (r *Relay) autoAttach(t *tab) {
 		return
 	}
 	for c := range r.clients {
-		if c.autoAttach && !c.hasSessionOn(t) {
+		if c.autoAttach && !c.hasSessionOn(t) && c.refusal(t) == "" {
 			r.attachedEvent(c, r.newSession(c, t, nil), info)
 		}
 	}

@@ -41,12 +41,18 @@
 //	ext.closeTab    {tabId}                 → {}
 //	ext.activateTab {tabId}                 → {}
 //	ext.fileAccess  {}                      → {allowed}
-//	ext.setPolicy   {sharedOnly, domains}   → {}   the extension enforces it too: no attach to a tab that is
-//	                                               neither shared nor livetab's, no Page.navigate or tab outside domains
+//	ext.setPolicy   {owner, sharedOnly, domains} → {}  one relay client's policy (the relay enforces it for
+//	                                               that client); the extension keeps the tabs pages of livetab's
+//	                                               tabs open within the owner's domains. sharedOnly false and no
+//	                                               domains drop the owner. Every owner is dropped when the
+//	                                               connection ends; the relay pushes its clients' after a hello.
 //
 // TabInfo is {tabId, targetId, windowId, openerTabId?, url, title, active,
-// attached, shared?, created?}: shared when the person shared the tab in
-// the popup, created when livetab opened it.
+// attached, shared?, created?, popup?}: shared when the person shared the
+// tab in the popup, created when livetab opened it, popup when a page of a
+// tab livetab drives or opened opened it (webNavigation's
+// onCreatedNavigationTarget: openerTabId is also set on a tab made with
+// Ctrl+T while such a tab was active).
 //
 // # Events (extension → bridge, no id)
 //
@@ -167,11 +173,13 @@ type TabInfo struct {
 	Attached    bool   `json:"attached"`
 	Shared      bool   `json:"shared,omitzero"`
 	Created     bool   `json:"created,omitzero"`
+	Popup       bool   `json:"popup,omitzero"`
 }
 
-// PolicyParams is the payload of ext.setPolicy: what the extension itself
-// allows, whatever client asks.
+// PolicyParams is the payload of ext.setPolicy: the policy of one relay
+// client, its Owner, for as long as that client is connected.
 type PolicyParams struct {
+	Owner      string   `json:"owner,omitzero"`
 	SharedOnly bool     `json:"sharedOnly"`
 	Domains    []string `json:"domains"`
 }
