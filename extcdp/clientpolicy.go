@@ -167,3 +167,14 @@ func (r *Relay) enforcePolicies(t *tab) {
 		r.releaseIfUnused(t)
 	}
 }
+
+// ownPopup reports whether a page of a tab c created opened t: such a tab
+// is c's to close, as the tab it came from is (a popup the agent's page
+// opened, say, that its policy refused).
+func (c *Client) ownPopup(t *tab) bool {
+	r := c.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o := r.tabs[t.info.OpenerTabID]
+	return t.info.Popup && o != nil && o.creator == c
+}

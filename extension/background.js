@@ -90,6 +90,23 @@ const born = new Set();
  */
 const maybe = new Set();
 const MAYBE_MS = 1000;
+/**
+ * The tab whose page opened each tab (webNavigation). Chrome's openerTabId
+ * is the tab strip's: the active tab, also for Ctrl+T, and the previous
+ * popup when popups come one after another.
+ * @type {Map<number, number>}
+ */
+const sourceOf = new Map();
+
+/**
+ * The tab with the opener a page made, or none.
+ * @param {chrome.tabs.Tab} tab
+ * @returns {chrome.tabs.Tab}
+ */
+function withSource(tab) {
+  const src = tab.id === undefined ? undefined : sourceOf.get(tab.id);
+  return { ...tab, openerTabId: src };
+}
 const restored = chrome.storage.session.get(['shared', 'created', 'born']).then((v) => {
   for (const id of /** @type {number[]} */ (v.shared ?? [])) shared.add(id);
   for (const id of /** @type {number[]} */ (v.created ?? [])) created.add(id);
@@ -566,7 +583,7 @@ const ops = {
   async 'ext.targets'() {
     const [tabs, targets] = await Promise.all([chrome.tabs.query({}), chrome.debugger.getTargets()]);
     await restored;
-    return { targets: mergeTabs(tabs, targets, ours, shared, created, born) };
+    return { targets: mergeTabs(tabs.map(withSource), targets, ours, shared, created, born) };
   },
 
   async 'ext.createTab'(params) {
@@ -636,7 +653,7 @@ function tabEvent(method, tab) {
   const tabId = tab.id;
   queueTabEvent(async () => {
     const target = await targetOf(tabId, 200);
-    emit(notifyText(method, tabInfo(tab, target, ours.has(tabId), { shared: shared.has(tabId), created: created.has(tabId), popup: born.has(tabId) })));
+    emit(notifyText(method, tabInfo(withSource(tab), target, ours.has(tabId), { shared: shared.has(tabId), created: created.has(tabId), popup: born.has(tabId) })));
   });
 }
 
@@ -684,10 +701,12 @@ chrome.tabs.onCreated.addListener((tab) => {
 // the page is one of livetab's tabs, the new tab is its popup. The popup
 // rules keep holding it, and a shared-only client may drive it.
 chrome.webNavigation.onCreatedNavigationTarget.addListener((d) => {
-  if (!livetabs(d.sourceTabId) || born.has(d.tabId)) return;
-  born.add(d.tabId);
-  maybe.delete(d.tabId);
-  persist();
+  sourceOf.set(d.tabId, d.sourceTabId);
+  if (livetabs(d.sourceTabId) && !born.has(d.tabId)) {
+    born.add(d.tabId);
+    maybe.delete(d.tabId);
+    persist();
+  }
   void chrome.tabs.get(d.tabId).then((tab) => tabEvent('ext.tabUpdated', tab)).catch(() => {});
 });
 
@@ -700,6 +719,7 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
 chrome.tabs.onRemoved.addListener((tabId) => {
   ours.delete(tabId);
   maybe.delete(tabId);
+  sourceOf.delete(tabId);
   const a = shared.delete(tabId), b = created.delete(tabId), c = born.delete(tabId);
   if (a || b || c) persist();
   if (state !== 'ready') return;
