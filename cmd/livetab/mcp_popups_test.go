@@ -140,6 +140,12 @@ func TestMCPPolicyEndsWithTheAgent(t *testing.T) {
 	defer cancel()
 	ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	// Another domain than the agent's: the killed agent's policy does not
+	// bind this program.
+	elsewhere := strings.Replace(page.URL, "127.0.0.1", "localhost", 1)
+	if err := chromedp.Do(ctx, chromedp.Navigate(elsewhere+"/elsewhere")); err != nil {
+		t.Fatalf("another program is bound by the killed agent's policy: %v", err)
+	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(page.URL+"/")); err != nil {
 		t.Fatal(err)
 	}
