@@ -26,6 +26,7 @@ type clientPolicy struct {
 	set        bool
 	sharedOnly bool
 	domains    []string
+	params     wire.PolicyParams // as the extension gets it
 }
 
 // setPolicy answers Livetab.setPolicy.
@@ -44,8 +45,11 @@ func (c *Client) setPolicy(ctx context.Context, m *cdproto.Message, sid target.S
 		c.pol.owner = randomID()[:16]
 	}
 	p.Owner = c.pol.owner
-	c.pol.set = p.SharedOnly || len(p.Domains) > 0
-	c.pol.sharedOnly, c.pol.domains = p.SharedOnly, p.Domains
+	c.pol.set = p.SharedOnly || len(p.Domains) > 0 || p.BlockPrivate
+	c.pol.sharedOnly, c.pol.domains, c.pol.params = p.SharedOnly, p.Domains, p
+	if !c.pol.set {
+		p = wire.PolicyParams{Owner: p.Owner, Domains: []string{}}
+	}
 	for _, t := range r.tabs {
 		r.enforcePolicies(t)
 	}
@@ -79,7 +83,7 @@ func (r *Relay) pushPolicies() {
 		if !c.pol.set {
 			continue
 		}
-		params, _ := jsonv2.Marshal(wire.PolicyParams{Owner: c.pol.owner, SharedOnly: c.pol.sharedOnly, Domains: c.pol.domains}, wire.Options)
+		params, _ := jsonv2.Marshal(c.pol.params, wire.Options)
 		r.b.Go(context.Background(), &wire.Frame{Method: wire.SetPolicy, Params: params}, func(*wire.Frame, error) {})
 	}
 }

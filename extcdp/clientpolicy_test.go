@@ -425,3 +425,32 @@ func waitFor(t *testing.T, what string, f func() bool) {
 	}
 	t.Fatalf("waited in vain for %s", what)
 }
+
+// With any domain allowed but private networks not, a new tab a page opens
+// cannot reach a private address written as an IP literal, but for the
+// hosts the policy names.
+func TestPopupsKeepOffPrivateAddresses(t *testing.T) {
+	srv, tok := endpoint(t)
+	forbidden := newCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
+	named := newCounter(t, "127.0.0.1", "<title>named</title>")
+	toForbidden := newCounter(t, "127.0.0.1", popupPage(forbidden.URL+"/x"))
+	toNamed := newCounter(t, "127.0.0.1", popupPage(named.URL+"/ok"))
+
+	a := dialRaw(t, srv, tok)
+	a.must("", extcdp.LivetabSetPolicy, map[string]any{"sharedOnly": true, "domains": []string{}, "blockPrivate": true, "privateAllowed": []string{"127.0.0.1"}})
+	for _, page := range []*counter{toForbidden, toNamed} {
+		tid, sid := a.open(page.URL + "/")
+		a.eval(sid, `document.readyState === 'complete' || new Promise(r => onload = r)`)
+		for _, el := range []string{"a", "b", "fb"} {
+			a.eval(sid, `document.getElementById('`+el+`').click(), true`)
+		}
+		time.Sleep(1500 * time.Millisecond)
+		a.must("", "Target.closeTarget", map[string]any{"targetId": tid})
+	}
+	if n := forbidden.hits.Load(); n != 0 {
+		t.Fatalf("the private address got %d requests through popups", n)
+	}
+	if n := named.hits.Load(); n != 3 {
+		t.Fatalf("the named address got %d requests through popups, want 3", n)
+	}
+}

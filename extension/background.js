@@ -608,7 +608,7 @@ const ops = {
   async 'ext.setPolicy'(params) {
     const owner = policyOwner(params);
     const pol = parsePolicy(params);
-    if (pol.sharedOnly || pol.domains.length) owners.set(owner, pol); else owners.delete(owner);
+    if (pol.sharedOnly || pol.domains.length || pol.blockPrivate) owners.set(owner, pol); else owners.delete(owner);
     await refreshRules();
     return {};
   },

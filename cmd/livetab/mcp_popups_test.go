@@ -161,3 +161,23 @@ func TestMCPPolicyEndsWithTheAgent(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 	}
 }
+
+// With --any-domain, private addresses stay closed to popups too, but for
+// a host --allow-domain names.
+func TestMCPPopupsAnyDomain(t *testing.T) {
+	s := needShared(t)
+	forbidden := newCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
+	page := newCounter(t, "127.0.0.1", opener(forbidden.URL+"/x"))
+	c := startMCP(t, s.home, nil, "--any-domain", "--allow-domain", "127.0.0.1")
+	c.ok(t, "browser_navigate", map[string]any{"url": page.URL + "/"})
+	snap, _ := c.ok(t, "browser_snapshot", nil)
+	for _, b := range popupButtons {
+		text, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, snap, b)})
+		if !strings.Contains(text, "blocked a popup to "+forbidden.URL+"/") || !strings.Contains(text, "[rule private-network]") {
+			t.Errorf("clicking %s: %s", b, text)
+		}
+	}
+	if n := forbidden.hits.Load(); n != 0 {
+		t.Fatalf("the private address got %d requests through popups", n)
+	}
+}

@@ -141,17 +141,25 @@ func (s *mcpServer) page(ctx context.Context) (*page.Page, error) {
 // pushPolicy gives the browser side this server's rules (Livetab.setPolicy):
 // the relay holds this connection, and only it, to the shared tabs and the
 // domains, whatever the page package does; the extension blocks the tabs
-// pages open outside the domains before their first request. It ends with
+// pages open outside the domains (and, unless private networks are
+// allowed, at private addresses) before their first request. It ends with
 // the connection.
 func (s *mcpServer) pushPolicy() {
 	domains := s.pol.AllowDomains
 	if s.pol.AnyDomain || domains == nil {
 		domains = []string{}
 	}
-	err := s.setExtensionPolicy(true, domains)
+	var exact []string
+	for _, d := range s.pol.AllowDomains {
+		if !strings.HasPrefix(strings.TrimSpace(d), "*.") {
+			exact = append(exact, d)
+		}
+	}
+	p := map[string]any{"sharedOnly": true, "domains": domains, "blockPrivate": !s.pol.AllowPrivateNetworks, "privateAllowed": exact}
+	err := s.setExtensionPolicy(p)
 	switch {
 	case err == nil:
-		s.lg.Info("the browser side enforces the policy too", "sharedOnly", true, "domains", domains)
+		s.lg.Info("the browser side enforces the policy too", "sharedOnly", true, "domains", domains, "blockPrivate", !s.pol.AllowPrivateNetworks)
 	case noLivetabDomain(err):
 		s.lg.Debug("no Livetab domain in this browser: nothing to push the policy to")
 	default:
@@ -159,11 +167,10 @@ func (s *mcpServer) pushPolicy() {
 	}
 }
 
-func (s *mcpServer) setExtensionPolicy(sharedOnly bool, domains []string) error {
+func (s *mcpServer) setExtensionPolicy(p map[string]any) error {
 	ctx, cancel := context.WithTimeout(s.tabCtx, 5*time.Second)
 	defer cancel()
-	_, err := cdp.Call(ctx, chromedp.FromContext(s.tabCtx).Browser, cdp.Command[map[string]any, struct{}]{Method: "Livetab.setPolicy"},
-		map[string]any{"sharedOnly": sharedOnly, "domains": domains})
+	_, err := cdp.Call(ctx, chromedp.FromContext(s.tabCtx).Browser, cdp.Command[map[string]any, struct{}]{Method: "Livetab.setPolicy"}, p)
 	return err
 }
 

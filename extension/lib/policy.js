@@ -3,7 +3,7 @@
 // second line of defence, for clients that skip the Go layer.
 
 /**
- * @typedef {{sharedOnly: boolean, domains: string[]}} Policy
+ * @typedef {{sharedOnly: boolean, domains: string[], blockPrivate?: boolean, privateAllowed?: string[]}} Policy
  */
 
 // One policy per relay client (its owner id): a policy binds only the
@@ -78,8 +78,15 @@ export function urlAllowed(url, domains) {
  * @returns {Policy}
  */
 export function parsePolicy(params) {
-  const domains = Array.isArray(params?.domains) ? params.domains.filter((/** @type {unknown} */ d) => typeof d === 'string' && d !== '') : [];
-  return { sharedOnly: params?.sharedOnly === true, domains };
+  /** @param {unknown} v */
+  const strings = (v) => Array.isArray(v) ? v.filter((/** @type {unknown} */ d) => typeof d === 'string' && d !== '') : [];
+  /** @type {Policy} */
+  const pol = { sharedOnly: params?.sharedOnly === true, domains: strings(params?.domains) };
+  if (params?.blockPrivate === true) {
+    pol.blockPrivate = true;
+    pol.privateAllowed = strings(params?.privateAllowed);
+  }
+  return pol;
 }
 
 /**

@@ -46,17 +46,57 @@ const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 const SCHEME = '^[a-z][a-z0-9+.-]*://([^/?#]*@)?';
 const PORT_END = '(:[0-9]+)?([/?#]|$)';
 
+// Loopback, private, link-local, CGNAT and unspecified addresses as IP
+// literals (Chrome has turned 0x7f000001 and its kin into dotted form by
+// then), localhost, and the IPv6 loopback, unique-local and link-local
+// ranges. A name that resolves to such an address is not seen: no DNS here.
+// Each its own rule: one regexFilter of them all compiles beyond
+// declarativeNetRequest's 2 KB limit.
+const PRIVATE_HOSTS = [
+  '127\\.[0-9.]+', '10\\.[0-9.]+', '192\\.168\\.[0-9.]+', '172\\.(1[6-9]|2[0-9]|3[01])\\.[0-9.]+',
+  '169\\.254\\.[0-9.]+', '100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.[0-9.]+', '0\\.[0-9.]+',
+  '([^/?#@:]*\\.)?localhost', '\\[(::1?|::ffff:[0-9a-f:.]+)\\]', '\\[f[c-d][0-9a-f]*:[0-9a-f:]*\\]', '\\[fe[89ab][0-9a-f]*:[0-9a-f:]*\\]',
+];
+
 /**
  * The rules that keep the new tabs pages open within one owner's domains:
  * a block of every document request outside them, and blocks for the
  * hosts a DNR domain lets through but the patterns do not (example.com
- * allows only that host; *.example.com only its subdomains).
+ * allows only that host; *.example.com only its subdomains); with
+ * blockPrivate, a block of private addresses but those the owner named.
  * @param {Policy} pol
  * @param {number[]} excludedTabIds the tabs the rules leave alone
  * @param {number} firstId
  * @returns {Rule[]}
  */
 export function popupRules(pol, excludedTabIds, firstId) {
+  const rules = domainRules(pol, excludedTabIds, firstId);
+  if (pol.blockPrivate) {
+    const domains = [...new Set(pol.domains.map(dnrDomain).filter((d) => d !== ''))];
+    const named = [...new Set((pol.privateAllowed ?? []).map(dnrDomain).filter((d) => d !== ''))];
+    for (const host of PRIVATE_HOSTS) {
+      /** @type {Record<string, unknown>} */
+      const cond = {
+        resourceTypes: ['main_frame', 'sub_frame'], regexFilter: `${SCHEME}${host}${PORT_END}`, isUrlFilterCaseSensitive: true,
+      };
+      // Without domains (any domain allowed) no initiator can be named:
+      // the rule then also holds a new tab's first load the person started.
+      if (domains.length) cond.initiatorDomains = domains;
+      if (excludedTabIds.length) cond.excludedTabIds = excludedTabIds;
+      if (named.length) cond.excludedRequestDomains = named;
+      rules.push({ id: firstId + rules.length, priority: 1, action: { type: 'block' }, condition: cond });
+    }
+  }
+  return rules;
+}
+
+/**
+ * @param {Policy} pol
+ * @param {number[]} excludedTabIds
+ * @param {number} firstId
+ * @returns {Rule[]}
+ */
+function domainRules(pol, excludedTabIds, firstId) {
   if (!pol.domains.length || pol.domains.some((d) => d.trim() === '*')) return [];
   const domains = [...new Set(pol.domains.map(dnrDomain).filter((d) => d !== ''))];
   // initiatorDomains keeps the rules off navigations no page started (the

@@ -67,3 +67,24 @@ test('popup rules block a new tab exactly outside the domains (shared vectors)',
   const ids = rules.map((r) => r.id);
   assert.deepEqual(ids, [...new Set(ids)]);
 });
+
+test('popup rules keep new tabs off private addresses but those named', () => {
+  /** @type {[string, boolean][]} */
+  const cases = [
+    ['http://127.0.0.2:9/', true], ['http://10.1.2.3/', true], ['http://192.168.1.1/admin', true],
+    ['http://172.16.0.1/', true], ['http://169.254.169.254/latest', true], ['http://100.64.0.1/', true],
+    ['http://localhost:8080/', true], ['http://app.localhost/', true], ['http://[::1]:80/', true],
+    ['http://[fd00:ec2::254]/', true], ['http://0.0.0.0/', true],
+    ['http://127.0.0.1:8080/x', false], ['https://example.com/', false], ['http://172.32.0.1/', false],
+    ['http://10.example.com/', false], ['http://192.168.1.1.example.com/', false],
+  ];
+  const any = popupRules({ sharedOnly: true, domains: [], blockPrivate: true, privateAllowed: ['127.0.0.1'] }, [1], 1);
+  for (const [url, want] of cases) {
+    assert.equal(blocked(any, { url, tabId: 5, type: 'main_frame' }), want, url);
+    assert.equal(blocked(any, { url, tabId: 1, type: 'main_frame' }), false, `${url} in a tab open before`);
+  }
+  const some = popupRules({ sharedOnly: true, domains: ['127.0.0.1', '*.example.com'], blockPrivate: true, privateAllowed: ['127.0.0.1'] }, [], 1);
+  assert.equal(blocked(some, { url: 'http://127.0.0.2/', initiator: '127.0.0.1', tabId: 5, type: 'main_frame' }), true);
+  assert.equal(blocked(some, { url: 'http://127.0.0.1:3/', initiator: '127.0.0.1', tabId: 5, type: 'main_frame' }), false);
+  assert.equal(blocked(some, { url: 'http://192.168.0.1/', tabId: 5, type: 'main_frame' }), false, 'no page started it');
+});

@@ -41,7 +41,7 @@
 //	ext.closeTab    {tabId}                 → {}
 //	ext.activateTab {tabId}                 → {}
 //	ext.fileAccess  {}                      → {allowed}
-//	ext.setPolicy   {owner, sharedOnly, domains} → {}  one relay client's policy (the relay enforces it for
+//	ext.setPolicy   {owner, sharedOnly, domains, blockPrivate?, privateAllowed?} → {}  one relay client's policy (the relay enforces it for
 //	                                               that client); the extension keeps the tabs pages of livetab's
 //	                                               tabs open within the owner's domains. sharedOnly false and no
 //	                                               domains drop the owner. Every owner is dropped when the
@@ -182,6 +182,11 @@ type PolicyParams struct {
 	Owner      string   `json:"owner,omitzero"`
 	SharedOnly bool     `json:"sharedOnly"`
 	Domains    []string `json:"domains"`
+	// BlockPrivate keeps popups off loopback, private and link-local
+	// addresses written as IP literals (and localhost), but for the hosts
+	// in PrivateAllowed; no name is resolved.
+	BlockPrivate   bool     `json:"blockPrivate,omitzero"`
+	PrivateAllowed []string `json:"privateAllowed,omitzero"`
 }
 
 // TabParams is the payload of operations and events about one tab.
