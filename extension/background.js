@@ -107,14 +107,17 @@ function withSource(tab) {
   const src = tab.id === undefined ? undefined : sourceOf.get(tab.id);
   return { ...tab, openerTabId: src };
 }
-const restored = chrome.storage.session.get(['shared', 'created', 'born']).then((v) => {
+const restored = chrome.storage.session.get(['shared', 'created', 'born', 'sourceOf']).then((v) => {
   for (const id of /** @type {number[]} */ (v.shared ?? [])) shared.add(id);
   for (const id of /** @type {number[]} */ (v.created ?? [])) created.add(id);
   for (const id of /** @type {number[]} */ (v.born ?? [])) born.add(id);
+  for (const [id, src] of /** @type {[number, number][]} */ (v.sourceOf ?? [])) sourceOf.set(id, src);
 }).catch(() => {});
 
 function persist() {
-  void chrome.storage.session.set({ shared: [...shared], created: [...created], born: [...born] }).catch(() => {});
+  void chrome.storage.session.set({
+    shared: [...shared], created: [...created], born: [...born], sourceOf: [...sourceOf],
+  }).catch(() => {});
 }
 
 // Rule updates run one at a time, each from the state of its moment.
@@ -705,8 +708,8 @@ chrome.webNavigation.onCreatedNavigationTarget.addListener((d) => {
   if (livetabs(d.sourceTabId) && !born.has(d.tabId)) {
     born.add(d.tabId);
     maybe.delete(d.tabId);
-    persist();
   }
+  persist();
   void chrome.tabs.get(d.tabId).then((tab) => tabEvent('ext.tabUpdated', tab)).catch(() => {});
 });
 
@@ -719,9 +722,8 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
 chrome.tabs.onRemoved.addListener((tabId) => {
   ours.delete(tabId);
   maybe.delete(tabId);
-  sourceOf.delete(tabId);
-  const a = shared.delete(tabId), b = created.delete(tabId), c = born.delete(tabId);
-  if (a || b || c) persist();
+  const a = shared.delete(tabId), b = created.delete(tabId), c = born.delete(tabId), d = sourceOf.delete(tabId);
+  if (a || b || c || d) persist();
   if (state !== 'ready') return;
   queueTabEvent(async () => emit(notifyText('ext.tabRemoved', { tabId })));
 });
