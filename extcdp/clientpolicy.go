@@ -182,3 +182,44 @@ func (c *Client) ownPopup(t *tab) bool {
 	o := r.tabs[t.info.OpenerTabID]
 	return t.info.Popup && o != nil && o.creator == c
 }
+
+// guards reports whether c's policy makes the extension hold popups.
+// Call with r.mu held.
+func (c *Client) guards() bool {
+	return c.pol.set && (len(c.pol.domains) > 0 || c.pol.params.BlockPrivate)
+}
+
+// checkPopup tells the extension when a popup's opener is driven by no
+// client whose policy holds popups: the extension holds every popup of
+// livetab's tabs before its first request, not knowing whose tab opened
+// it, and this lets go of those of the other clients (and loads again a
+// first load it blocked). A popup of a held popup stays held. Call with
+// r.mu held.
+func (r *Relay) checkPopup(t *tab) {
+	if !t.info.Popup || t.unguarded || t.info.OpenerTabID == 0 {
+		return
+	}
+	o := r.tabs[t.info.OpenerTabID]
+	if o == nil || o.info.Popup && !o.unguarded {
+		return
+	}
+	if o.creator != nil && o.creator.guards() {
+		return
+	}
+	for _, s := range o.sessions {
+		if s.client.guards() {
+			return
+		}
+	}
+	for _, ch := range r.children {
+		if ch.tab == o {
+			for _, s := range ch.sessions {
+				if s.client.guards() {
+					return
+				}
+			}
+		}
+	}
+	t.unguarded = true
+	r.b.Go(context.Background(), &wire.Frame{Method: wire.Unguard, Params: tabParams(t.id)}, func(*wire.Frame, error) {})
+}

@@ -345,6 +345,15 @@ func TestPolicyBelongsToItsClient(t *testing.T) {
 		t.Fatalf("B's tab is at %s", got)
 	}
 	b.attach(user)
+	// B's pages open tabs outside A's domains: the extension holds every
+	// popup of livetab's tabs at first, and lets go of B's.
+	_, bop := b.open(opener.URL + "/")
+	b.eval(bop, `document.readyState === 'complete' || new Promise(r => onload = r)`)
+	for _, el := range []string{"a", "b"} {
+		before := forbidden.hits.Load()
+		b.eval(bop, `document.getElementById('`+el+`').click(), true`)
+		waitFor(t, "B's popup while A holds its policy", func() bool { return forbidden.hits.Load() > before })
+	}
 	// A's tab leaves A's domains: A's sessions end with a reason, B's stay.
 	_, bsid2 := b.open(site.URL + "/form")
 	shared, _ := a.open(site.URL + "/form?both")

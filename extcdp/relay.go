@@ -100,6 +100,9 @@ type tab struct {
 	// announced: clients were told of the tab (targetCreated), or it was
 	// there when the relay listed the tabs.
 	announced bool
+	// unguarded: the extension was told that no client with a policy
+	// drives the page that opened this popup (clientpolicy.go).
+	unguarded bool
 
 	attachMu sync.Mutex // serializes ext.attach/detach of this tab
 	attached bool       // the extension's debugger is attached
@@ -324,6 +327,7 @@ func (r *Relay) onFrame(f *wire.Frame) {
 			return
 		}
 		r.enforcePolicies(t)
+		r.checkPopup(t)
 		switch {
 		case t.announced:
 			r.broadcastTarget("Target.targetInfoChanged", r.targetInfo(t))

@@ -97,6 +97,15 @@ const MAYBE_MS = 1000;
  * @type {Map<number, number>}
  */
 const sourceOf = new Map();
+/** @type {Set<number>} Popups the relay said no client with a policy drives the opener of. */
+const unguarded = new Set();
+/** @type {Map<number, string>} New tabs whose first load the rules blocked, by URL. */
+const blockedLoads = new Map();
+/** @type {Set<number>} Tabs loaded again after the rules let go of them. */
+const retried = new Set();
+/** @type {Map<number, number>} When each tab of the last moments was made. */
+const createdAt = new Map();
+const NEW_TAB_MS = 10_000;
 
 /**
  * The tab with the opener a page made, or none.
@@ -616,6 +625,18 @@ const ops = {
     return {};
   },
 
+  async 'ext.unguard'(params) {
+    // A popup whose opener no client with a policy drives: the rules let go
+    // of it, and a first load they blocked is made again.
+    const tabId = tabIdOf(params, 'ext.unguard');
+    unguarded.add(tabId);
+    if (born.delete(tabId)) persist();
+    maybe.delete(tabId);
+    await refreshRules();
+    retryBlocked(tabId);
+    return {};
+  },
+
   async 'ext.closeTab'(params) {
     await chrome.tabs.remove(tabIdOf(params, 'ext.closeTab'));
     return {};
@@ -678,6 +699,29 @@ chrome.debugger.onDetach.addListener((source, reason) => {
 });
 
 /**
+ * Loads again, once, a new tab's first load that the popup rules blocked
+ * while they did not know the tab was not theirs.
+ * @param {number} tabId
+ */
+function retryBlocked(tabId) {
+  const url = blockedLoads.get(tabId);
+  if (url === undefined || retried.has(tabId) || born.has(tabId) || maybe.has(tabId)) return;
+  retried.add(tabId);
+  blockedLoads.delete(tabId);
+  void chrome.tabs.update(tabId, { url }).catch(() => {});
+}
+
+chrome.webNavigation.onErrorOccurred.addListener((d) => {
+  if (d.frameId !== 0 || !owners.size || !/ERR_BLOCKED_BY_CLIENT/.test(d.error) || retried.has(d.tabId)) return;
+  // Only a new tab's first loads: the rules leave every older tab alone.
+  if (Date.now() - (createdAt.get(d.tabId) ?? 0) > NEW_TAB_MS) return;
+  blockedLoads.set(d.tabId, d.url);
+  if (born.has(d.tabId) || maybe.has(d.tabId)) return; // the relay may still unguard it
+  // Not a popup of livetab's: the rules held it only while it was new.
+  void refreshRules().then(() => retryBlocked(d.tabId)).catch(() => {});
+});
+
+/**
  * @param {number | undefined} tabId
  */
 function livetabs(tabId) {
@@ -686,6 +730,10 @@ function livetabs(tabId) {
 
 chrome.tabs.onCreated.addListener((tab) => {
   const id = tab.id;
+  if (id !== undefined) {
+    createdAt.set(id, Date.now());
+    setTimeout(() => createdAt.delete(id), NEW_TAB_MS);
+  }
   if (id !== undefined && livetabs(tab.openerTabId) && !born.has(id)) {
     // Perhaps a popup of livetab's: the rules keep holding it until
     // webNavigation tells.
@@ -705,7 +753,7 @@ chrome.tabs.onCreated.addListener((tab) => {
 // rules keep holding it, and a shared-only client may drive it.
 chrome.webNavigation.onCreatedNavigationTarget.addListener((d) => {
   sourceOf.set(d.tabId, d.sourceTabId);
-  if (livetabs(d.sourceTabId) && !born.has(d.tabId)) {
+  if (livetabs(d.sourceTabId) && !born.has(d.tabId) && !unguarded.has(d.tabId)) {
     born.add(d.tabId);
     maybe.delete(d.tabId);
   }
@@ -722,6 +770,9 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
 chrome.tabs.onRemoved.addListener((tabId) => {
   ours.delete(tabId);
   maybe.delete(tabId);
+  unguarded.delete(tabId);
+  blockedLoads.delete(tabId);
+  retried.delete(tabId);
   const a = shared.delete(tabId), b = created.delete(tabId), c = born.delete(tabId), d = sourceOf.delete(tabId);
   if (a || b || c || d) persist();
   if (state !== 'ready') return;

@@ -38,6 +38,9 @@
 //	ext.detach      {tabId}                 → {}
 //	ext.targets     {}                      → {targets:[TabInfo]}   every tab, with its CDP targetId
 //	ext.createTab   {url, newWindow, active} → TabInfo
+//	ext.unguard     {tabId}                 → {}   a popup whose opener no client with a policy drives: the
+//	                                               extension's popup rules let go of it and load again a first
+//	                                               load they blocked
 //	ext.closeTab    {tabId}                 → {}
 //	ext.activateTab {tabId}                 → {}
 //	ext.fileAccess  {}                      → {allowed}
@@ -112,6 +115,7 @@ const (
 	ActivateTab = "ext.activateTab"
 	FileAccess  = "ext.fileAccess"
 	SetPolicy   = "ext.setPolicy"
+	Unguard     = "ext.unguard"
 	Detached    = "ext.detached"
 	TabCreated  = "ext.tabCreated"
 	TabUpdated  = "ext.tabUpdated"
