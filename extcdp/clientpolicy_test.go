@@ -463,3 +463,49 @@ func TestPopupsKeepOffPrivateAddresses(t *testing.T) {
 		t.Fatalf("the named address got %d requests through popups, want 3", n)
 	}
 }
+
+// The person's own tabs are not the agent's: a tab their page opens
+// outside the agent's domains loads, even while the agent holds its
+// policy (if the rules caught its first load, the extension makes it
+// again).
+func TestPersonsPopupsAreFree(t *testing.T) {
+	srv, tok := endpoint(t)
+	forbidden := newCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
+	opener := newCounter(t, "127.0.0.1", popupPage(forbidden.URL+"/x"))
+	a := dialRaw(t, srv, tok)
+	a.must("", extcdp.LivetabSetPolicy, map[string]any{"sharedOnly": true, "domains": []string{"127.0.0.1"}})
+	a.open(site.URL + "/form")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	u, err := env.User(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	id := userTab(t, opener.URL+"/")
+	closeUserTab(t, id)
+	res, err := u.Call(ctx, "Target.attachToTarget", map[string]any{"targetId": id, "flatten": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at struct {
+		SessionID string `json:"sessionId"`
+	}
+	jsonv2.Unmarshal(res, &at, wire.Options)
+	for _, el := range []string{"a", "b"} {
+		before := forbidden.hits.Load()
+		expr := `new Promise(r => { const f = () => document.getElementById('` + el + `') ? r(document.getElementById('` + el + `').click()) : setTimeout(f, 20); f(); })`
+		for i := 0; ; i++ {
+			_, err := u.CallSession(ctx, at.SessionID, "Runtime.evaluate", map[string]any{"expression": expr, "userGesture": true, "awaitPromise": true})
+			if err == nil {
+				break
+			}
+			if i == 50 {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond) // the first page is still committing
+		}
+		waitFor(t, "the person's popup", func() bool { return forbidden.hits.Load() > before })
+	}
+}
