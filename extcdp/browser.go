@@ -144,7 +144,7 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 			// Announce the existing tabs as attached before the reply, as
 			// Chrome does. The debugger attaches on their first command.
 			for _, t := range r.tabs {
-				if t.targetID != "" && c.sees(t) && attachable(t.info.URL) && !c.hasSessionOn(t) {
+				if t.targetID != "" && c.sees(t) && attachable(t.info.URL) && !c.hasSessionOn(t) && c.refusal(t) == "" {
 					r.attachedEvent(c, r.newSession(c, t, nil), r.targetInfo(t))
 				}
 			}
@@ -345,6 +345,9 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 	if p.URL == "" {
 		p.URL = "about:blank"
 	}
+	if c.refuseURL(m, sid) {
+		return
+	}
 	// Not cancelled with the client: a tab Chrome opens must be known, to
 	// be closed below should the client be gone by then. Left to itself it
 	// would be nobody's, and everybody's.
@@ -423,6 +426,9 @@ func (c *Client) attachToTarget(ctx context.Context, m *cdproto.Message, sid tar
 			c.fail(m.ID, sid, -32000, fmt.Sprintf("livetab: Chrome does not let extensions debug %s (tab %d)", t.info.URL, t.id))
 			return
 		}
+		if c.refuseAttach(m, sid, t) {
+			return
+		}
 		if err := r.ensureAttached(ctx, t); err != nil {
 			c.failErr(m.ID, sid, attachError(t, err))
 			return
@@ -479,7 +485,7 @@ func (c *Client) closeTarget(ctx context.Context, m *cdproto.Message, sid target
 			return
 		}
 	}
-	if t != nil && !isChild && t.created {
+	if t != nil && !isChild && (t.created || c.ownPopup(t)) {
 		if _, err := r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: t.id}); err != nil {
 			c.failErr(m.ID, sid, fmt.Errorf("livetab: closing tab %d: %w", t.id, err))
 			return

@@ -59,6 +59,8 @@ type Client struct {
 	// contexts are the browser contexts the client made: groups of tabs
 	// in the user's one profile (see browserCommand).
 	contexts map[cdp.BrowserContextID]bool
+	// pol is the client's own policy (clientpolicy.go).
+	pol clientPolicy
 
 	// OnBrowserClose, when set, runs after the client sent Browser.close:
 	// the relay never closes the user's browser, it ends the connection.
@@ -215,6 +217,7 @@ func (c *Client) Close() {
 		r.releaseIfUnused(t)
 	}
 	r.mu.Unlock()
+	c.dropPolicy()
 	if len(mine) > 0 {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
@@ -313,6 +316,8 @@ func (c *Client) sessionCommand(m *cdproto.Message, s *session) {
 		s.discover = p.Discover
 		c.r.mu.Unlock()
 		c.reply(m.ID, s.id, nil)
+		return
+	case m.Method == "Page.navigate" && c.refuseURL(m, s.id):
 		return
 	case m.Method == "Page.setDownloadBehavior":
 		c.reply(m.ID, s.id, nil)

@@ -31,10 +31,12 @@ const (
 	// shared, createdByLivetab}]}: shared when the person shared the tab in
 	// the extension's popup.
 	LivetabGetTabs = "Livetab.getTabs"
-	// LivetabSetPolicy takes {sharedOnly, domains} and makes the extension
-	// enforce it for every client: it attaches only to shared tabs and tabs
-	// livetab opened (sharedOnly), and refuses navigations and tabs outside
-	// the domain globs. The relay pushes it again after a reconnect.
+	// LivetabSetPolicy takes {sharedOnly, domains}: the calling client's own
+	// policy, until it disconnects. The relay attaches it only to shared
+	// tabs, tabs livetab opened and their popups (sharedOnly), refuses its
+	// navigations and new tabs outside the domain patterns and ends its
+	// sessions on a tab that leaves them; the extension blocks what pages of
+	// livetab's tabs open outside them. Other clients are not bound.
 	LivetabSetPolicy = "Livetab.setPolicy"
 )
 
@@ -118,22 +120,7 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 		r.mu.Unlock()
 		c.reply(m.ID, sid, map[string][]TabEntry{"tabs": tabs})
 	case LivetabSetPolicy:
-		var p wire.PolicyParams
-		if err := jsonv2.Unmarshal(m.Params, &p, wire.Options); err != nil {
-			c.fail(m.ID, sid, -32602, "Livetab.setPolicy: "+err.Error())
-			return true
-		}
-		if p.Domains == nil {
-			p.Domains = []string{}
-		}
-		if _, err := r.b.Call(ctx, wire.SetPolicy, 0, p); err != nil {
-			c.failErr(m.ID, sid, err)
-			return true
-		}
-		r.mu.Lock()
-		r.policy = &p
-		r.mu.Unlock()
-		c.reply(m.ID, sid, nil)
+		c.setPolicy(ctx, m, sid)
 	default:
 		return false
 	}

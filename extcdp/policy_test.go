@@ -47,7 +47,9 @@ func sharedFlag(t *testing.T, ctx context.Context, id string) bool {
 }
 
 // The person shares a tab in the popup; with a shared-only policy the
-// extension refuses every other tab the user opened, whoever asks.
+// client that set it gets no other tab the user opened. (Its tabs from
+// chromedp.NewContext(ctx, ...) share its browser connection, and so its
+// policy; TestPolicyBelongsToItsClient shows that other clients are free.)
 func TestSharedOnlyPolicy(t *testing.T) {
 	alloc := env.Allocator(t)
 	ctx, cancel := chromedp.NewContext(alloc)
@@ -65,7 +67,7 @@ func TestSharedOnlyPolicy(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(site.URL+"/form")); err != nil {
 		t.Fatalf("a tab livetab opened: %v", err)
 	}
-	// Navigating outside the domains is refused by the extension itself.
+	// Navigating outside the domains is refused by the relay.
 	err := chromedp.Do(ctx, chromedp.Navigate(site.CrossURL+"/form"))
 	if err == nil || !strings.Contains(err.Error(), "outside the domains") {
 		t.Fatalf("navigation to another host: %v", err)
@@ -76,7 +78,7 @@ func TestSharedOnlyPolicy(t *testing.T) {
 	if sharedFlag(t, ctx, id) {
 		t.Fatal("a new tab is shared before the person shared it")
 	}
-	uctx, cancelU := chromedp.NewContext(alloc, chromedp.WithTargetID(target.ID(id)))
+	uctx, cancelU := chromedp.NewContext(ctx, chromedp.WithTargetID(target.ID(id)))
 	err = chromedp.Do(uctx, chromedp.Click(chromedp.CSS("#btn")))
 	cancelU()
 	if err == nil || !strings.Contains(err.Error(), "not shared") {
@@ -100,7 +102,7 @@ func TestSharedOnlyPolicy(t *testing.T) {
 	if !sharedFlag(t, ctx, id) {
 		t.Fatal("Livetab.getTabs does not show the tab the person shared")
 	}
-	uctx, cancelU = chromedp.NewContext(alloc, chromedp.WithTargetID(target.ID(id)))
+	uctx, cancelU = chromedp.NewContext(ctx, chromedp.WithTargetID(target.ID(id)))
 	defer cancelU()
 	if err := chromedp.Do(uctx, chromedp.Click(chromedp.CSS("#btn"))); err != nil {
 		t.Fatalf("a shared tab: %v", err)

@@ -3,6 +3,7 @@ package extcdp_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -25,7 +26,14 @@ type rawClient struct {
 	next    int64
 	waiting map[int64]chan rawMsg
 	events  []rawMsg
+	evs     chan rawEvent // the events again, for tests that wait on them
 	closed  chan struct{}
+}
+
+type rawEvent struct {
+	Method    string       `json:"method"`
+	SessionID string       `json:"sessionId"`
+	Params    jsonv2.Value `json:"params"`
 }
 
 type rawMsg struct {
@@ -44,6 +52,12 @@ type rawMsg struct {
 func dialRaw(t *testing.T) *rawClient {
 	t.Helper()
 	srv, tok := endpoint(t)
+	return dialRawTo(t, srv, tok)
+}
+
+// dialRawTo connects a raw client to the endpoint srv serves.
+func dialRawTo(t *testing.T, srv *httptest.Server, tok string) *rawClient {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ws, _, err := websocket.Dial(ctx, extcdp.RelayFor(env.Bridge).BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok), nil)
@@ -51,7 +65,7 @@ func dialRaw(t *testing.T) *rawClient {
 		t.Fatal(err)
 	}
 	ws.SetReadLimit(64 << 20)
-	c := &rawClient{t: t, ws: ws, waiting: map[int64]chan rawMsg{}, closed: make(chan struct{})}
+	c := &rawClient{t: t, ws: ws, waiting: map[int64]chan rawMsg{}, evs: make(chan rawEvent, 1024), closed: make(chan struct{})}
 	go c.read()
 	t.Cleanup(func() { ws.CloseNow() })
 	return c
@@ -74,6 +88,10 @@ func (c *rawClient) read() {
 			ch <- m
 		} else if m.Method != "" {
 			c.events = append(c.events, m)
+			select {
+			case c.evs <- rawEvent{m.Method, m.SessionID, m.Params}:
+			default:
+			}
 		}
 		c.mu.Unlock()
 	}

@@ -39,9 +39,6 @@ type Relay struct {
 	clients  map[*Client]struct{}
 
 	downloads downloadState
-	// policy is the last Livetab.setPolicy, pushed again to an extension
-	// that reconnects (its worker may have lost it with a browser restart).
-	policy *wire.PolicyParams
 }
 
 var (
@@ -104,6 +101,9 @@ type tab struct {
 	// announced: clients were told of the tab (targetCreated), or it was
 	// there when the relay listed the tabs.
 	announced bool
+	// unguarded: the extension was told that no client with a policy
+	// drives the page that opened this popup (clientpolicy.go).
+	unguarded bool
 
 	attachMu sync.Mutex // serializes ext.attach/detach of this tab
 	attached bool       // the extension's debugger is attached
@@ -240,7 +240,7 @@ func (r *Relay) targetInfo(t *tab) *target.Info {
 	if t.context != "" {
 		info.BrowserContextID = t.context
 	}
-	if o := r.tabs[t.info.OpenedBy]; t.info.OpenedBy != 0 && o != nil {
+	if o := r.tabs[t.info.OpenerTabID]; t.info.OpenerTabID != 0 && o != nil {
 		info.OpenerID = o.targetID
 	}
 	return info
@@ -331,6 +331,8 @@ func (r *Relay) onFrame(f *wire.Frame) {
 		if t.targetID == "" {
 			return
 		}
+		r.enforcePolicies(t)
+		r.checkPopup(t)
 		switch {
 		case t.announced:
 			r.broadcastTarget("Target.targetInfoChanged", t)
@@ -394,10 +396,7 @@ func (r *Relay) reconcile(attached []int64) {
 			t.attached = true
 		}
 	}
-	if p := r.policy; p != nil {
-		params, _ := jsonv2.Marshal(p, wire.Options)
-		r.b.GoNow(&wire.Frame{Method: wire.SetPolicy, Params: params}, func(*wire.Frame, error) {})
-	}
+	r.pushPolicies()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
 		defer cancel()
@@ -525,7 +524,7 @@ func (r *Relay) autoAttach(t *tab) {
 		return
 	}
 	for c := range r.clients {
-		if c.autoAttach && c.sees(t) && !c.hasSessionOn(t) {
+		if c.autoAttach && c.sees(t) && !c.hasSessionOn(t) && c.refusal(t) == "" {
 			r.attachedEvent(c, r.newSession(c, t, nil), info)
 		}
 	}

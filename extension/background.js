@@ -12,7 +12,8 @@ import {
 } from './lib/frame.js';
 import { answerChallenge, newNonce } from './lib/pairing.js';
 import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
-import { OPEN_POLICY, parsePolicy, urlAllowed } from './lib/policy.js';
+import { parsePolicy, policyOwner } from './lib/policy.js';
+import { FIRST_RULE_ID, popupRules } from './lib/popups.js';
 import { navigateRefusal, needsTabUrl } from './lib/unsafe.js';
 
 /**
@@ -66,51 +67,114 @@ const backoff = new Backoff(100, 5000);
 const reassembler = new Reassembler();
 /** @type {Set<number>} Tabs whose debugger this extension holds. */
 const ours = new Set();
-// The tab whose page opened each tab (window.open, target=_blank), from
-// webNavigation: tabs.openerTabId is also set for tabs no page opened (a
-// new tab opened while another was active), so it cannot tell whose a
-// popup is. Go gives a popup the owner of the tab that opened it.
-/** @type {Map<number, number>} */
-const openedBy = new Map();
+// A new tab with an opener waits this long for webNavigation to say which
+// page opened it, so that its first report names its real opener and Go
+// never announces another client's popup to everyone.
 /** @type {Map<number, () => void>} */
-const openedByWaiters = new Map();
-const OPENED_BY_WAIT_MS = 500;
+const sourceWaiters = new Map();
+const SOURCE_WAIT_MS = 500;
 
 // ---- sharing and policy ----------------------------------------------------
 
 // The person shares tabs in the popup; livetab may also use the tabs it
-// opened. Go pushes a policy (ext.setPolicy) that this worker enforces too,
-// so a client that skips the Go layer cannot step outside it. All of it
-// lives in chrome.storage.session, so a worker restart keeps it.
+// opened. The shared and created sets live in chrome.storage.session, so a
+// worker restart keeps them. Stopping sharing lets go of a tab for every
+// client.
+//
+// A client's policy (ext.setPolicy {owner, sharedOnly, domains}) is the
+// relay's to enforce, per client; the extension keeps one per owner only
+// for what the relay cannot see: the tabs pages open (lib/popups.js). The
+// policies belong to the connection: they are dropped when it ends, and the
+// relay pushes those of its live clients after a reconnect.
 
 /** @type {Set<number>} */
 const shared = new Set();
 /** @type {Set<number>} */
 const created = new Set();
-let policy = OPEN_POLICY;
-const restored = chrome.storage.session.get(['shared', 'created', 'policy']).then((v) => {
+/** @type {Map<string, import('./lib/policy.js').Policy>} */
+const owners = new Map();
+/** @type {Set<number>} Tabs opened by pages of livetab's tabs, and by their popups. */
+const born = new Set();
+/**
+ * New tabs whose opener is livetab's, until webNavigation says whether a
+ * page opened them (Chrome also names the active tab as the opener of a
+ * tab made with Ctrl+T or Target.createTarget).
+ * @type {Set<number>}
+ */
+const maybe = new Set();
+const MAYBE_MS = 1000;
+/**
+ * The tab whose page opened each tab (webNavigation). Chrome's openerTabId
+ * is the tab strip's: the active tab, also for Ctrl+T, and the previous
+ * popup when popups come one after another.
+ * @type {Map<number, number>}
+ */
+const sourceOf = new Map();
+/** @type {Set<number>} Popups the relay said no client with a policy drives the opener of. */
+const unguarded = new Set();
+/** @type {Map<number, string>} New tabs whose first load the rules blocked, by URL. */
+const blockedLoads = new Map();
+/** @type {Set<number>} Tabs loaded again after the rules let go of them. */
+const retried = new Set();
+/** @type {Map<number, number>} When each tab of the last moments was made. */
+const createdAt = new Map();
+const NEW_TAB_MS = 10_000;
+
+/**
+ * The tab with the opener a page made, or none.
+ * @param {chrome.tabs.Tab} tab
+ * @returns {chrome.tabs.Tab}
+ */
+function withSource(tab) {
+  const src = tab.id === undefined ? undefined : sourceOf.get(tab.id);
+  return { ...tab, openerTabId: src };
+}
+const restored = chrome.storage.session.get(['shared', 'created', 'born', 'sourceOf']).then((v) => {
   for (const id of /** @type {number[]} */ (v.shared ?? [])) shared.add(id);
   for (const id of /** @type {number[]} */ (v.created ?? [])) created.add(id);
-  if (v.policy) policy = parsePolicy(v.policy);
+  for (const id of /** @type {number[]} */ (v.born ?? [])) born.add(id);
+  for (const [id, src] of /** @type {[number, number][]} */ (v.sourceOf ?? [])) sourceOf.set(id, src);
 }).catch(() => {});
 
 function persist() {
-  void chrome.storage.session.set({ shared: [...shared], created: [...created], policy }).catch(() => {});
+  void chrome.storage.session.set({
+    shared: [...shared], created: [...created], born: [...born], sourceOf: [...sourceOf],
+  }).catch(() => {});
 }
 
-/**
- * Why the policy forbids debugging a tab, or '' when it allows it.
- * @param {number} tabId
- * @param {string} url
- */
-function refusal(tabId, url) {
-  if (policy.sharedOnly && !shared.has(tabId) && !created.has(tabId)) {
-    return `tab ${tabId} is not shared with livetab: click the livetab icon on that tab and share it`;
-  }
-  if (!urlAllowed(url, policy.domains)) {
-    return `tab ${tabId} is at ${url}, outside the domains livetab may use (${policy.domains.join(', ')})`;
-  }
-  return '';
+// Rule updates run one at a time, each from the state of its moment.
+/** @type {Promise<void>} */
+let rulesChain = Promise.resolve();
+
+/** Rewrites the popup rules from the owners' policies and the open tabs. */
+function refreshRules() {
+  const next = rulesChain.then(async () => {
+    await restored;
+    const old = (await chrome.declarativeNetRequest.getSessionRules()).map((r) => r.id);
+    /** @type {any[]} */
+    let rules = [];
+    if (owners.size) {
+      const tabs = await chrome.tabs.query({});
+      const excluded = tabs.map((t) => t.id).filter((id) => id !== undefined && !born.has(id) && !maybe.has(id));
+      let id = FIRST_RULE_ID;
+      for (const pol of owners.values()) {
+        const more = popupRules(pol, /** @type {number[]} */ (excluded), id);
+        id += more.length;
+        rules = rules.concat(more);
+      }
+    }
+    if (!old.length && !rules.length) return;
+    await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: old, addRules: rules });
+  });
+  rulesChain = next.catch(() => {});
+  return next;
+}
+
+/** Drops every owner's policy: the connection that set them is gone. */
+function dropPolicies() {
+  if (!owners.size) return;
+  owners.clear();
+  void refreshRules().catch(() => {});
 }
 
 /**
@@ -146,7 +210,7 @@ async function share(tabId, on) {
   if (on) shared.add(tabId); else shared.delete(tabId);
   persist();
   badge(tabId);
-  if (!on && refusal(tabId, '')) await letGo(tabId);
+  if (!on && !created.has(tabId)) await letGo(tabId);
   const tab = await chrome.tabs.get(tabId).catch(() => undefined);
   if (tab) tabEvent('ext.tabUpdated', tab);
 }
@@ -272,6 +336,7 @@ function abandon(sock, why, delay, text) {
 
 /** Forgets the current socket and everything that belongs to it. */
 function closeDown() {
+  dropPolicies();
   ws = null;
   state = 'idle';
   step = 'challenge';
@@ -317,6 +382,10 @@ async function sayHello(sock) {
     // tells which of those tabs are really ours (held across a restart).
     const candidates = attachedTabs(targets);
     const held = await Promise.all(candidates.map(holds));
+    // A new connection starts with no policy (the relay pushes its clients'
+    // again); rules a stopped worker left in the session go too.
+    owners.clear();
+    await refreshRules().catch(() => {});
     ours.clear();
     candidates.forEach((tabId, i) => { if (held[i]) ours.add(tabId); });
     // The hello carries a fresh nonce and never the token: whoever listens
@@ -500,12 +569,6 @@ function request(sock, f) {
   } else if (typeof f.tabId !== 'number') {
     send(sock, errorText(id, { code: SERVER_ERROR, message: `livetab: CDP command ${method} needs a tabId` }));
     return;
-  } else if (method === 'Page.navigate' && policy.domains.length && !urlAllowed(String(f.params?.url ?? ''), policy.domains)) {
-    send(sock, errorText(id, {
-      code: SERVER_ERROR,
-      message: `livetab policy: navigation to ${f.params?.url} is outside the domains livetab may use (${policy.domains.join(', ')})`,
-    }));
-    return;
   } else if (method === 'Page.navigate') {
     p = navigate(f.tabId, f.sessionId, f.params);
   } else {
@@ -588,9 +651,6 @@ async function targetOf(tabId, waitMs) {
 const ops = {
   async 'ext.attach'(params) {
     const tabId = tabIdOf(params, 'ext.attach');
-    await restored;
-    const why = refusal(tabId, (await chrome.tabs.get(tabId)).url ?? '');
-    if (why) throw new Error(`livetab policy: ${why}`);
     try {
       await chrome.debugger.attach({ tabId }, '1.3');
     } catch (e) {
@@ -629,15 +689,12 @@ const ops = {
   async 'ext.targets'() {
     const [tabs, targets] = await Promise.all([chrome.tabs.query({}), chrome.debugger.getTargets()]);
     await restored;
-    return { targets: mergeTabs(tabs, targets, ours, shared, created, openedBy) };
+    return { targets: mergeTabs(tabs.map(withSource), targets, ours, shared, created, born) };
   },
 
   async 'ext.createTab'(params) {
     const url = typeof params.url === 'string' && params.url ? params.url : 'about:blank';
     await restored;
-    if (!urlAllowed(url, policy.domains)) {
-      throw new Error(`livetab policy: ${url} is outside the domains livetab may use (${policy.domains.join(', ')})`);
-    }
     const active = params.active === true;
     /** @type {chrome.tabs.Tab | undefined} */
     let tab;
@@ -655,13 +712,22 @@ const ops = {
   },
 
   async 'ext.setPolicy'(params) {
-    await restored;
-    policy = parsePolicy(params);
-    persist();
-    for (const tabId of [...ours]) {
-      const tab = await chrome.tabs.get(tabId).catch(() => undefined);
-      if (tab && refusal(tabId, tab.url ?? '')) await letGo(tabId);
-    }
+    const owner = policyOwner(params);
+    const pol = parsePolicy(params);
+    if (pol.sharedOnly || pol.domains.length || pol.blockPrivate) owners.set(owner, pol); else owners.delete(owner);
+    await refreshRules();
+    return {};
+  },
+
+  async 'ext.unguard'(params) {
+    // A popup whose opener no client with a policy drives: the rules let go
+    // of it, and a first load they blocked is made again.
+    const tabId = tabIdOf(params, 'ext.unguard');
+    unguarded.add(tabId);
+    if (born.delete(tabId)) persist();
+    maybe.delete(tabId);
+    await refreshRules();
+    retryBlocked(tabId);
     return {};
   },
 
@@ -704,18 +770,15 @@ function tabEvent(method, tab) {
   if (state !== 'ready' || tab.id === undefined) return;
   const tabId = tab.id;
   queueTabEvent(async () => {
-    // A tab with an opener may be a popup: its first report says whose, so
-    // that Go never announces another client's popup to everyone.
-    if (method === 'ext.tabCreated' && tab.openerTabId !== undefined && !openedBy.has(tabId)) {
+    if (method === 'ext.tabCreated' && tab.openerTabId !== undefined && !sourceOf.has(tabId)) {
       await new Promise((/** @type {(v?: unknown) => void} */ done) => {
-        const timer = setTimeout(done, OPENED_BY_WAIT_MS);
-        openedByWaiters.set(tabId, () => { clearTimeout(timer); done(); });
+        const timer = setTimeout(done, SOURCE_WAIT_MS);
+        sourceWaiters.set(tabId, () => { clearTimeout(timer); done(); });
       });
-      openedByWaiters.delete(tabId);
+      sourceWaiters.delete(tabId);
     }
     const target = await targetOf(tabId, 200);
-    emit(notifyText(method, tabInfo(tab, target, ours.has(tabId),
-      { shared: shared.has(tabId), created: created.has(tabId), openedBy: openedBy.get(tabId) })));
+    emit(notifyText(method, tabInfo(withSource(tab), target, ours.has(tabId), { shared: shared.has(tabId), created: created.has(tabId), popup: born.has(tabId) })));
   });
 }
 
@@ -736,21 +799,75 @@ chrome.debugger.onDetach.addListener((source, reason) => {
   publish();
 });
 
-chrome.tabs.onCreated.addListener((tab) => tabEvent('ext.tabCreated', tab));
+/**
+ * Loads again, once, a new tab's first load that the popup rules blocked
+ * while they did not know the tab was not theirs.
+ * @param {number} tabId
+ */
+function retryBlocked(tabId) {
+  const url = blockedLoads.get(tabId);
+  if (url === undefined || retried.has(tabId) || born.has(tabId) || maybe.has(tabId)) return;
+  retried.add(tabId);
+  blockedLoads.delete(tabId);
+  void chrome.tabs.update(tabId, { url }).catch(() => {});
+}
 
+chrome.webNavigation.onErrorOccurred.addListener((d) => {
+  if (d.frameId !== 0 || !owners.size || !/ERR_BLOCKED_BY_CLIENT/.test(d.error) || retried.has(d.tabId)) return;
+  // Only a new tab's first loads: the rules leave every older tab alone.
+  if (Date.now() - (createdAt.get(d.tabId) ?? 0) > NEW_TAB_MS) return;
+  blockedLoads.set(d.tabId, d.url);
+  if (born.has(d.tabId) || maybe.has(d.tabId)) return; // the relay may still unguard it
+  // Not a popup of livetab's: the rules held it only while it was new.
+  void refreshRules().then(() => retryBlocked(d.tabId)).catch(() => {});
+});
+
+/**
+ * @param {number | undefined} tabId
+ */
+function livetabs(tabId) {
+  return tabId !== undefined && (ours.has(tabId) || created.has(tabId) || born.has(tabId));
+}
+
+chrome.tabs.onCreated.addListener((tab) => {
+  const id = tab.id;
+  if (id !== undefined) {
+    createdAt.set(id, Date.now());
+    setTimeout(() => createdAt.delete(id), NEW_TAB_MS);
+  }
+  if (id !== undefined && livetabs(tab.openerTabId) && !born.has(id)) {
+    // Perhaps a popup of livetab's: the rules keep holding it until
+    // webNavigation tells.
+    maybe.add(id);
+    setTimeout(() => {
+      if (maybe.delete(id) && !born.has(id) && owners.size) void refreshRules().catch(() => {});
+    }, MAYBE_MS);
+  } else if (owners.size && !born.has(id ?? -1)) {
+    // Anyone else's new tab leaves the popup rules' reach.
+    void refreshRules().catch(() => {});
+  }
+  tabEvent('ext.tabCreated', tab);
+});
+
+// A page opened a tab (a link with a target, window.open, a form): when
+// the page is one of livetab's tabs, the new tab is its popup. The popup
+// rules keep holding it, and a shared-only client may drive it.
 chrome.webNavigation.onCreatedNavigationTarget.addListener((d) => {
-  openedBy.set(d.tabId, d.sourceTabId);
-  const waiter = openedByWaiters.get(d.tabId);
+  sourceOf.set(d.tabId, d.sourceTabId);
+  if (livetabs(d.sourceTabId) && !born.has(d.tabId) && !unguarded.has(d.tabId)) {
+    born.add(d.tabId);
+    maybe.delete(d.tabId);
+  }
+  persist();
+  const waiter = sourceWaiters.get(d.tabId);
   if (waiter) {
-    waiter();
+    waiter(); // its first report is still to go, and now names the opener
     return;
   }
-  // The tab was reported before this arrived: report it again.
   void chrome.tabs.get(d.tabId).then((tab) => tabEvent('ext.tabUpdated', tab)).catch(() => {});
 });
 
 chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
-  if (change.url !== undefined && ours.has(tabId) && !urlAllowed(change.url, policy.domains)) void letGo(tabId);
   // A navigation resets the tab's badge.
   if (change.status === 'loading' && shared.has(tabId)) badge(tabId);
   if (change.url !== undefined || change.title !== undefined) tabEvent('ext.tabUpdated', tab);
@@ -758,8 +875,12 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
 
 chrome.tabs.onRemoved.addListener((tabId) => {
   ours.delete(tabId);
-  openedBy.delete(tabId);
-  if (shared.delete(tabId) || created.delete(tabId)) persist();
+  maybe.delete(tabId);
+  unguarded.delete(tabId);
+  blockedLoads.delete(tabId);
+  retried.delete(tabId);
+  const a = shared.delete(tabId), b = created.delete(tabId), c = born.delete(tabId), d = sourceOf.delete(tabId);
+  if (a || b || c || d) persist();
   if (state !== 'ready') return;
   queueTabEvent(async () => emit(notifyText('ext.tabRemoved', { tabId })));
 });

@@ -31,7 +31,9 @@ func (p *Page) run(ctx context.Context, dialogOK bool, act Action, f func(a *act
 		err := fmt.Errorf("%w: the current tab changed while the action started; try again", ErrUnsupported)
 		return "", p.end(a, err)
 	}
+	mark := a.t.markPopups()
 	msg, err := f(a)
+	a.note = append(a.note, p.popupNotes(ctx, a.t, mark)...)
 	a.t.mu.Lock()
 	handled := a.t.handled
 	a.t.handled = nil

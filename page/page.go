@@ -200,6 +200,8 @@ func (p *Page) unattachedTabLocked() *tab {
 		inflight: map[network.RequestID]struct{}{},
 		notify:   make(chan struct{}),
 		dialogs:  make(chan dialogJob, 8),
+		refused:  map[target.ID]bool{},
+		named:    map[target.ID]bool{},
 	}
 }
 
@@ -263,20 +265,25 @@ type tab struct {
 	pendingURL string
 	opener     *tab
 
-	mu        sync.Mutex
-	notify    chan struct{} // closed and replaced on every state change
-	closed    bool
-	navSeq    uint64 // cross-document navigations of the main frame
-	withinDoc uint64 // same-document navigations of the main frame
-	navReq    uint64 // navigations requested or started in the main frame
-	loading   bool
-	inflight  map[network.RequestID]struct{}
-	netActive time.Time
-	dialog    *Dialog  // open dialog waiting for the caller
-	handled   []string // dialogs the policy handled, not yet reported
-	abort     func(error)
-	snap      *snapState
-	popups    []popupInfo // tabs this tab opened that the Page has not attached
+	mu          sync.Mutex
+	notify      chan struct{} // closed and replaced on every state change
+	closed      bool
+	navSeq      uint64 // cross-document navigations of the main frame
+	withinDoc   uint64 // same-document navigations of the main frame
+	navReq      uint64 // navigations requested or started in the main frame
+	loading     bool
+	inflight    map[network.RequestID]struct{}
+	netActive   time.Time
+	dialog      *Dialog  // open dialog waiting for the caller
+	handled     []string // dialogs the policy handled, not yet reported
+	abort       func(error)
+	snap        *snapState
+	popups      []popupInfo // tabs this tab opened that the Page has not attached
+	opens       []opened    // tabs its pages asked to open (Page.windowOpen), newest last
+	openSeq     uint64
+	refused     map[target.ID]bool // popups the guard refused and the Page closed
+	named       map[target.ID]bool // popups a result has named
+	lateBlocked []string           // URLs of refused popups a result named before their tab showed up
 
 	dialogs chan dialogJob
 	libs    libs
@@ -288,8 +295,9 @@ type tab struct {
 }
 
 type popupInfo struct {
-	id  target.ID
-	url string
+	id    target.ID
+	url   string
+	title string
 }
 
 func (t *tab) changed() {
@@ -378,6 +386,12 @@ func (t *tab) onEvent(ev any) {
 		}
 	case *cdppage.EventJavascriptDialogClosed:
 		t.dialog = nil
+	case *cdppage.EventWindowOpen:
+		t.openSeq++
+		t.opens = append(t.opens, opened{seq: t.openSeq, url: ev.URL})
+		if len(t.opens) > 16 {
+			t.opens = t.opens[len(t.opens)-16:]
+		}
 	case *target.EventTargetCreated:
 		t.notePopup(ev.TargetInfo)
 	case *target.EventTargetInfoChanged:
@@ -396,16 +410,16 @@ func (t *tab) onEvent(ev any) {
 }
 
 func (t *tab) notePopup(info *target.Info) {
-	if info == nil || info.Type != "page" || info.OpenerID != t.targetID || info.TargetID == t.targetID {
+	if info == nil || info.Type != "page" || info.OpenerID != t.targetID || info.TargetID == t.targetID || t.refused[info.TargetID] {
 		return
 	}
 	for i, pp := range t.popups {
 		if pp.id == info.TargetID {
-			t.popups[i].url = info.URL
+			t.popups[i].url, t.popups[i].title = info.URL, info.Title
 			return
 		}
 	}
-	t.popups = append(t.popups, popupInfo{id: info.TargetID, url: info.URL})
+	t.popups = append(t.popups, popupInfo{id: info.TargetID, url: info.URL, title: info.Title})
 }
 
 func (t *tab) watch(det <-chan struct{}) {

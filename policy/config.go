@@ -139,7 +139,7 @@ type Flags struct {
 // --audit and --config. Call Config after fs.Parse.
 func RegisterFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{fs: fs}
-	fs.Var((*listFlag)(&f.c.AllowDomains), "allow-domain", "a `host` the agent may read, act on and load: example.com, *.example.com (subdomains), localhost, 127.0.0.1, 10.0.0.0/8; repeat for more")
+	fs.Var((*listFlag)(&f.c.AllowDomains), "allow-domain", "a `host` the agent may read, act on and load: example.com, *.example.com (subdomains, not example.com itself), localhost, 127.0.0.1, 10.0.0.0/8; repeat for more")
 	fs.BoolVar(&f.c.AnyDomain, "any-domain", false, "allow every domain (logged at start); private addresses still need --allow-private-networks")
 	fs.BoolVar(&f.c.ReadOnly, "read-only", false, "no input, navigation, uploads or JavaScript: the agent only looks")
 	fs.BoolVar(&f.c.AllowEval, "allow-eval", false, "let the agent run JavaScript in pages")

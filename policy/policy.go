@@ -380,6 +380,12 @@ func (p *Policy) checkAddress(ctx context.Context, orig, host string, ip netip.A
 	return nil
 }
 
+// isDataURL reports whether s is a data: URL, however it is spelled.
+func isDataURL(s string) bool {
+	s = strings.TrimLeft(s, " \t\n\r\f\x00")
+	return len(s) >= 5 && strings.EqualFold(s[:5], "data:")
+}
+
 // shortURL keeps a URL short for a message; data: and javascript: URLs can
 // be long and hold anything.
 func shortURL(s string) string {
@@ -433,8 +439,14 @@ func (p *Policy) decide(ctx context.Context, a Action) (bool, error) {
 	case page.KindNavigate, page.KindUpload, page.KindEval:
 		mutating = true
 	}
+	if p.ReadOnly && a.Op == "open" {
+		return false, deny(RuleReadOnly, "opening a tab is not allowed in read-only mode, not even a blank one; switch to a tab that is open, or the person can lift it by dropping --read-only")
+	}
 	if p.ReadOnly && mutating {
 		return false, deny(RuleReadOnly, "%s is not allowed in read-only mode (no input, navigation, uploads or JavaScript); the person can lift it by dropping --read-only", a.Op)
+	}
+	if p.ReadOnly && a.Kind == page.KindCapture && isDataURL(a.Target) {
+		return false, deny(RuleReadOnly, "capturing a data: URL saves bytes the agent wrote, not media of the page, which read-only mode does not allow; capture an element or a URL of the page instead")
 	}
 	switch a.Kind {
 	case page.KindEval:

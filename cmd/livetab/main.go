@@ -15,9 +15,10 @@
 // `livetab mcp` is an MCP server over stdio for an agent, limited by a
 // policy (package policy):
 //
-//   - --allow-domain HOST (repeatable): example.com, *.example.com
-//     (subdomains), localhost, 127.0.0.1, 10.0.0.0/8. --any-domain allows
-//     every site and is logged at start.
+//   - --allow-domain HOST (repeatable): example.com (that host only),
+//     *.example.com (its subdomains, not example.com: give both for both),
+//     localhost, 127.0.0.1, 10.0.0.0/8. --any-domain allows every site and
+//     is logged at start.
 //   - --read-only (no input, navigation, uploads or JavaScript);
 //     --allow-eval (JavaScript is off otherwise); --confirm-domain HOST
 //     (input, navigation and uploads there need the person's yes, asked
@@ -30,8 +31,11 @@
 //   - Navigation is http and https only, checked after DNS and on every
 //     redirect hop: loopback, private, link-local, CGNAT and cloud-metadata
 //     addresses are refused unless --allow-private-networks or an
-//     --allow-domain entry names the host. A refusal names its rule; the
-//     extension enforces the tab sharing and the domains too.
+//     --allow-domain entry names the host. A refusal names its rule. The
+//     relay enforces the tab sharing and the domains on this server's
+//     connection too, and the extension blocks tabs that pages open outside
+//     the domains before their first request; the policy ends with the
+//     server (docs/decisions/2026-11-23-a-policy-belongs-to-its-client.md).
 package main
 
 import (

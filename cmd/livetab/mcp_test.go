@@ -126,6 +126,7 @@ func newStudio(t *testing.T) *studio {
 type mcpClient struct {
 	*mcp.ClientSession
 	stderr *lockedBuffer
+	cmd    *exec.Cmd // the server's process; nil in process
 }
 
 type lockedBuffer struct {
@@ -161,7 +162,7 @@ func startMCP(t *testing.T, h *home, opts *mcp.ClientOptions, args ...string) *m
 	if err != nil {
 		t.Fatalf("connecting to livetab mcp: %v\n%s", err, stderr.String())
 	}
-	c := &mcpClient{ClientSession: cs, stderr: stderr}
+	c := &mcpClient{ClientSession: cs, stderr: stderr, cmd: cmd}
 	t.Cleanup(func() {
 		cs.Close()
 		if t.Failed() {

@@ -80,16 +80,13 @@ func newMCPServer(conn *browserConn, pol *policy.Policy, lg *slog.Logger) *mcpSe
 	return s
 }
 
-// shutdown lifts the policy it pushed to the extension (it is global
-// there, and would bind the person's other clients after the agent left)
-// and closes the tabs the server opened.
+// shutdown closes the tabs the server opened. The policy it pushed needs
+// no lifting: it belongs to this server's connection and ends with it,
+// also when the server is killed.
 func (s *mcpServer) shutdown() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pg != nil {
-		if err := s.setExtensionPolicy(false, []string{}); err != nil && !noLivetabDomain(err) {
-			s.lg.Warn("lifting the policy in the extension", "err", err)
-		}
 		s.pg.Close()
 		s.cancel()
 		s.pg = nil
@@ -141,17 +138,28 @@ func (s *mcpServer) page(ctx context.Context) (*page.Page, error) {
 	return s.pg, nil
 }
 
-// pushPolicy makes the extension enforce the tab sharing and the domains
-// too, for any client that skips this server.
+// pushPolicy gives the browser side this server's rules (Livetab.setPolicy):
+// the relay holds this connection, and only it, to the shared tabs and the
+// domains, whatever the page package does; the extension blocks the tabs
+// pages open outside the domains (and, unless private networks are
+// allowed, at private addresses) before their first request. It ends with
+// the connection.
 func (s *mcpServer) pushPolicy() {
 	domains := s.pol.AllowDomains
 	if s.pol.AnyDomain || domains == nil {
 		domains = []string{}
 	}
-	err := s.setExtensionPolicy(true, domains)
+	var exact []string
+	for _, d := range s.pol.AllowDomains {
+		if !strings.HasPrefix(strings.TrimSpace(d), "*.") {
+			exact = append(exact, d)
+		}
+	}
+	p := map[string]any{"sharedOnly": true, "domains": domains, "blockPrivate": !s.pol.AllowPrivateNetworks, "privateAllowed": exact}
+	err := s.setExtensionPolicy(p)
 	switch {
 	case err == nil:
-		s.lg.Info("the extension enforces the policy too", "sharedOnly", true, "domains", domains)
+		s.lg.Info("the browser side enforces the policy too", "sharedOnly", true, "domains", domains, "blockPrivate", !s.pol.AllowPrivateNetworks)
 	case noLivetabDomain(err):
 		s.lg.Debug("no Livetab domain in this browser: nothing to push the policy to")
 	default:
@@ -159,11 +167,10 @@ func (s *mcpServer) pushPolicy() {
 	}
 }
 
-func (s *mcpServer) setExtensionPolicy(sharedOnly bool, domains []string) error {
+func (s *mcpServer) setExtensionPolicy(p map[string]any) error {
 	ctx, cancel := context.WithTimeout(s.tabCtx, 5*time.Second)
 	defer cancel()
-	_, err := cdp.Call(ctx, chromedp.FromContext(s.tabCtx).Browser, cdp.Command[map[string]any, struct{}]{Method: "Livetab.setPolicy"},
-		map[string]any{"sharedOnly": sharedOnly, "domains": domains})
+	_, err := cdp.Call(ctx, chromedp.FromContext(s.tabCtx).Browser, cdp.Command[map[string]any, struct{}]{Method: "Livetab.setPolicy"}, p)
 	return err
 }
 
@@ -431,9 +438,9 @@ func (s *mcpServer) tabsTool(ctx context.Context, args []byte, out *toolOut) (pa
 	switch a.Action {
 	case "", "list":
 	case "open":
-		if a.URL != "" {
+		if a.URL != "" || s.pol.ReadOnly {
 			// Checked before the tab opens, so that a refused URL leaves
-			// no blank tab behind.
+			// no blank tab behind; read-only mode opens none at all.
 			if err := s.pol.CheckAction(ctx, page.Action{Kind: page.KindNavigate, Op: "open", Target: page.NormalizeURL(a.URL)}); err != nil {
 				return page.Result{}, err
 			}

@@ -7,7 +7,7 @@
  * @typedef {{code: number, message: string, data?: unknown}} WireError
  * @typedef {{tabId: number, targetId: string, windowId: number, openerTabId?: number,
  *   url: string, title: string, active: boolean, attached: boolean,
- *   shared?: boolean, created?: boolean, openedBy?: number}} TabInfo
+ *   shared?: boolean, created?: boolean, popup?: boolean}} TabInfo
  * @typedef {{nonce: string, version: string, userAgent: string, extensionId: string,
  *   attached: number[], fileAccess: boolean}} HelloParams
  * @typedef {{id?: number, method?: string, params?: any, result?: any,

@@ -3,8 +3,11 @@
 // second line of defence, for clients that skip the Go layer.
 
 /**
- * @typedef {{sharedOnly: boolean, domains: string[]}} Policy
+ * @typedef {{sharedOnly: boolean, domains: string[], blockPrivate?: boolean, privateAllowed?: string[]}} Policy
  */
+
+// One policy per relay client (its owner id): a policy binds only the
+// program that set it, and ends with its connection.
 
 /** @type {Policy} */
 export const OPEN_POLICY = { sharedOnly: false, domains: [] };
@@ -23,7 +26,9 @@ function ipv4(s) {
 
 /**
  * Whether a host matches one pattern: "*" matches every host,
- * "*.example.com" matches example.com and its subdomains, an IPv4 CIDR
+ * "*.example.com" matches the subdomains of example.com but not
+ * example.com itself (the rule of the Go policy, checked against the same
+ * vectors: policy/testdata/domains.json), an IPv4 CIDR
  * such as "10.0.0.0/8" matches the addresses in it, anything else matches
  * that host exactly. Case does not matter.
  * @param {string} host
@@ -43,8 +48,7 @@ export function hostMatches(host, pattern) {
     return ((addr & mask) >>> 0) === ((base & mask) >>> 0);
   }
   if (p.startsWith('*.')) {
-    const base = p.slice(2);
-    return h === base || h.endsWith('.' + base);
+    return h.endsWith(p.slice(1));
   }
   return h === p;
 }
@@ -74,6 +78,21 @@ export function urlAllowed(url, domains) {
  * @returns {Policy}
  */
 export function parsePolicy(params) {
-  const domains = Array.isArray(params?.domains) ? params.domains.filter((/** @type {unknown} */ d) => typeof d === 'string' && d !== '') : [];
-  return { sharedOnly: params?.sharedOnly === true, domains };
+  /** @param {unknown} v */
+  const strings = (v) => Array.isArray(v) ? v.filter((/** @type {unknown} */ d) => typeof d === 'string' && d !== '') : [];
+  /** @type {Policy} */
+  const pol = { sharedOnly: params?.sharedOnly === true, domains: strings(params?.domains) };
+  if (params?.blockPrivate === true) {
+    pol.blockPrivate = true;
+    pol.privateAllowed = strings(params?.privateAllowed);
+  }
+  return pol;
+}
+
+/**
+ * The owner an ext.setPolicy is for; '' when it names none.
+ * @param {any} params
+ */
+export function policyOwner(params) {
+  return typeof params?.owner === 'string' ? params.owner : '';
 }

@@ -31,9 +31,9 @@ export function targetsByTab(targets) {
  * @param {boolean} [attached] whether this extension holds the debugger;
  *   defaults to the target's flag, which is also true when another client
  *   (DevTools) is attached
- * @param {{shared?: boolean, created?: boolean, openedBy?: number}} [marks]
- *   whether the person shared the tab, whether livetab opened it, and the
- *   tab whose page opened it (a popup, a target=_blank link)
+ * @param {{shared?: boolean, created?: boolean, popup?: boolean}} [marks]
+ *   whether the person shared the tab, whether livetab opened it, and
+ *   whether a page of livetab's tabs opened it
  * @returns {TabInfo}
  */
 export function tabInfo(tab, target, attached, marks) {
@@ -49,7 +49,7 @@ export function tabInfo(tab, target, attached, marks) {
     attached: attached ?? (target ? target.attached : false),
     ...(marks?.shared ? { shared: true } : {}),
     ...(marks?.created ? { created: true } : {}),
-    ...(marks?.openedBy === undefined ? {} : { openedBy: marks.openedBy }),
+    ...(marks?.popup ? { popup: true } : {}),
   };
 }
 
@@ -60,16 +60,16 @@ export function tabInfo(tab, target, attached, marks) {
  * @param {Set<number>} [ours] tabs this extension holds, when known
  * @param {Set<number>} [shared] tabs the person shared
  * @param {Set<number>} [created] tabs livetab opened
- * @param {Map<number, number>} [openedBy] the tab whose page opened each tab
+ * @param {Set<number>} [popups] tabs pages of livetab's tabs opened
  * @returns {TabInfo[]}
  */
-export function mergeTabs(tabs, targets, ours, shared, created, openedBy) {
+export function mergeTabs(tabs, targets, ours, shared, created, popups) {
   const byTab = targetsByTab(targets);
   const out = [];
   for (const tab of tabs) {
     if (tab.id === undefined) continue;
     out.push(tabInfo(tab, byTab.get(tab.id), ours ? ours.has(tab.id) : undefined,
-      { shared: shared?.has(tab.id), created: created?.has(tab.id), openedBy: openedBy?.get(tab.id) }));
+      { shared: shared?.has(tab.id), created: created?.has(tab.id), popup: popups?.has(tab.id) }));
   }
   return out;
 }

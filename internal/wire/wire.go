@@ -47,15 +47,24 @@
 //	ext.detach      {tabId}                 → {}
 //	ext.targets     {}                      → {targets:[TabInfo]}   every tab, with its CDP targetId
 //	ext.createTab   {url, newWindow, active} → TabInfo
+//	ext.unguard     {tabId}                 → {}   a popup whose opener no client with a policy drives: the
+//	                                               extension's popup rules let go of it and load again a first
+//	                                               load they blocked
 //	ext.closeTab    {tabId}                 → {}
 //	ext.activateTab {tabId}                 → {}
 //	ext.fileAccess  {}                      → {allowed}
-//	ext.setPolicy   {sharedOnly, domains}   → {}   the extension enforces it too: no attach to a tab that is
-//	                                               neither shared nor livetab's, no Page.navigate or tab outside domains
+//	ext.setPolicy   {owner, sharedOnly, domains, blockPrivate?, privateAllowed?} → {}  one relay client's policy (the relay enforces it for
+//	                                               that client); the extension keeps the tabs pages of livetab's
+//	                                               tabs open within the owner's domains. sharedOnly false and no
+//	                                               domains drop the owner. Every owner is dropped when the
+//	                                               connection ends; the relay pushes its clients' after a hello.
 //
 // TabInfo is {tabId, targetId, windowId, openerTabId?, url, title, active,
-// attached, shared?, created?}: shared when the person shared the tab in
-// the popup, created when livetab opened it.
+// attached, shared?, created?, popup?}: shared when the person shared the
+// tab in the popup, created when livetab opened it, popup when a page of a
+// tab livetab drives or opened opened it (webNavigation's
+// onCreatedNavigationTarget: openerTabId is also set on a tab made with
+// Ctrl+T while such a tab was active).
 //
 // # Events (extension → bridge, no id)
 //
@@ -115,6 +124,7 @@ const (
 	ActivateTab = "ext.activateTab"
 	FileAccess  = "ext.fileAccess"
 	SetPolicy   = "ext.setPolicy"
+	Unguard     = "ext.unguard"
 	Detached    = "ext.detached"
 	TabCreated  = "ext.tabCreated"
 	TabUpdated  = "ext.tabUpdated"
@@ -171,9 +181,11 @@ type HelloParams struct {
 
 // TabInfo describes one tab of the user's browser.
 type TabInfo struct {
-	TabID       int64  `json:"tabId"`
-	TargetID    string `json:"targetId"`
-	WindowID    int64  `json:"windowId"`
+	TabID    int64  `json:"tabId"`
+	TargetID string `json:"targetId"`
+	WindowID int64  `json:"windowId"`
+	// OpenerTabID is the tab whose page opened this one (webNavigation),
+	// never Chrome's tab-strip opener, which is only the active tab.
 	OpenerTabID int64  `json:"openerTabId,omitzero"`
 	URL         string `json:"url"`
 	Title       string `json:"title"`
@@ -181,16 +193,20 @@ type TabInfo struct {
 	Attached    bool   `json:"attached"`
 	Shared      bool   `json:"shared,omitzero"`
 	Created     bool   `json:"created,omitzero"`
-	// OpenedBy is the tab whose page opened this one (window.open, a
-	// target=_blank link); unlike OpenerTabID it is never a guess.
-	OpenedBy int64 `json:"openedBy,omitzero"`
+	Popup       bool   `json:"popup,omitzero"`
 }
 
-// PolicyParams is the payload of ext.setPolicy: what the extension itself
-// allows, whatever client asks.
+// PolicyParams is the payload of ext.setPolicy: the policy of one relay
+// client, its Owner, for as long as that client is connected.
 type PolicyParams struct {
+	Owner      string   `json:"owner,omitzero"`
 	SharedOnly bool     `json:"sharedOnly"`
 	Domains    []string `json:"domains"`
+	// BlockPrivate keeps popups off loopback, private and link-local
+	// addresses written as IP literals (and localhost), but for the hosts
+	// in PrivateAllowed; no name is resolved.
+	BlockPrivate   bool     `json:"blockPrivate,omitzero"`
+	PrivateAllowed []string `json:"privateAllowed,omitzero"`
 }
 
 // TabParams is the payload of operations and events about one tab.

@@ -1,0 +1,225 @@
+package extcdp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/chromedp/cdproto"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/target"
+
+	"github.com/livetab/livetab/internal/wire"
+	"github.com/livetab/livetab/policy"
+)
+
+// clientPolicy is what one client allowed itself with Livetab.setPolicy.
+// It binds that client only, and ends with its connection: a policy must
+// not outlive the program that set it (one `livetab serve` has many
+// clients, and a killed agent says no goodbye). The relay enforces it on
+// the client's own attach, auto-attach, createTarget and Page.navigate, and
+// ends the client's sessions on a tab that leaves it. The extension gets a
+// copy under the client's owner id for the one thing the relay cannot
+// see in time: the tabs pages open (extension/lib/popups.js).
+type clientPolicy struct {
+	owner      string // the client's id toward the extension; "" until it set a policy
+	set        bool
+	sharedOnly bool
+	domains    []string
+	params     wire.PolicyParams // as the extension gets it
+}
+
+// setPolicy answers Livetab.setPolicy.
+func (c *Client) setPolicy(ctx context.Context, m *cdproto.Message, sid target.SessionID) {
+	r := c.r
+	var p wire.PolicyParams
+	if err := jsonv2.Unmarshal(m.Params, &p, wire.Options); err != nil {
+		c.fail(m.ID, sid, -32602, "Livetab.setPolicy: "+err.Error())
+		return
+	}
+	if p.Domains == nil {
+		p.Domains = []string{}
+	}
+	r.mu.Lock()
+	if c.pol.owner == "" {
+		c.pol.owner = randomID()[:16]
+	}
+	p.Owner = c.pol.owner
+	c.pol.set = p.SharedOnly || len(p.Domains) > 0 || p.BlockPrivate
+	c.pol.sharedOnly, c.pol.domains, c.pol.params = p.SharedOnly, p.Domains, p
+	if !c.pol.set {
+		p = wire.PolicyParams{Owner: p.Owner, Domains: []string{}}
+	}
+	for _, t := range r.tabs {
+		r.enforcePolicies(t)
+	}
+	r.mu.Unlock()
+	if _, err := r.b.Call(ctx, wire.SetPolicy, 0, p); err != nil {
+		c.failErr(m.ID, sid, fmt.Errorf("livetab: the relay enforces the policy, but the extension did not take it (popups are not held): %w", err))
+		return
+	}
+	c.reply(m.ID, sid, nil)
+}
+
+// dropPolicy tells the extension that the client's policy ended with it.
+func (c *Client) dropPolicy() {
+	r := c.r
+	r.mu.Lock()
+	owner, had := c.pol.owner, c.pol.set
+	c.pol.set = false
+	r.mu.Unlock()
+	if owner == "" || !had {
+		return
+	}
+	params, _ := jsonv2.Marshal(wire.PolicyParams{Owner: owner, Domains: []string{}}, wire.Options)
+	r.b.Go(context.Background(), &wire.Frame{Method: wire.SetPolicy, Params: params}, func(*wire.Frame, error) {})
+}
+
+// pushPolicies gives a (re)connected extension the policies of the live
+// clients: it dropped every policy with its last connection. Call with
+// r.mu held.
+func (r *Relay) pushPolicies() {
+	for c := range r.clients {
+		if !c.pol.set {
+			continue
+		}
+		params, _ := jsonv2.Marshal(c.pol.params, wire.Options)
+		r.b.Go(context.Background(), &wire.Frame{Method: wire.SetPolicy, Params: params}, func(*wire.Frame, error) {})
+	}
+}
+
+// refusal says why c's policy keeps it off t, or "" when it does not.
+// Call with r.mu held.
+func (c *Client) refusal(t *tab) string {
+	if !c.pol.set {
+		return ""
+	}
+	if c.pol.sharedOnly && !c.r.mayUse(t) {
+		return fmt.Sprintf("tab %d is not shared with livetab: the person can share it by clicking the livetab icon on that tab", t.id)
+	}
+	if !policy.MatchURL(t.info.URL, c.pol.domains) {
+		return fmt.Sprintf("tab %d is at %s, outside the domains livetab may use (%s)", t.id, t.info.URL, strings.Join(c.pol.domains, ", "))
+	}
+	return ""
+}
+
+// mayUse reports whether a shared-only client may use t: the person shared
+// it, livetab opened it, or a page of livetab's tabs opened it (a popup).
+// Call with r.mu held.
+func (r *Relay) mayUse(t *tab) bool {
+	return t.info.Shared || t.info.Created || t.created || t.info.Popup
+}
+
+// refuseAttach fails an attach that c's policy does not allow.
+func (c *Client) refuseAttach(m *cdproto.Message, sid target.SessionID, t *tab) bool {
+	c.r.mu.Lock()
+	why := c.refusal(t)
+	c.r.mu.Unlock()
+	if why == "" {
+		return false
+	}
+	c.fail(m.ID, sid, -32000, "livetab policy: "+why)
+	return true
+}
+
+// refuseURL fails a createTarget or Page.navigate to a URL outside c's
+// domains. reply is the session the answer goes to.
+func (c *Client) refuseURL(m *cdproto.Message, reply target.SessionID) bool {
+	c.r.mu.Lock()
+	set, domains := c.pol.set, c.pol.domains
+	c.r.mu.Unlock()
+	if !set || len(domains) == 0 {
+		return false
+	}
+	var p struct {
+		URL string `json:"url"`
+	}
+	jsonv2.Unmarshal(m.Params, &p, wire.Options)
+	if policy.MatchURL(p.URL, domains) {
+		return false
+	}
+	c.fail(m.ID, reply, -32000, fmt.Sprintf("livetab policy: %s is outside the domains livetab may use (%s)", p.URL, strings.Join(domains, ", ")))
+	return true
+}
+
+// enforcePolicies ends the sessions on t of the clients whose policy no
+// longer allows it (it left their domains, or the person stopped sharing
+// it), and only theirs. Call with r.mu held.
+func (r *Relay) enforcePolicies(t *tab) {
+	ended := false
+	end := func(s *session) {
+		why := s.client.refusal(t)
+		if why == "" {
+			return
+		}
+		params, _ := jsonv2.Marshal(map[string]string{"reason": "policy: " + why}, wire.Options)
+		s.client.deliver(&cdproto.Message{SessionID: s.id, Method: cdproto.EventInspectorDetached, Params: params})
+		r.endSession(s)
+		ended = true
+	}
+	for _, s := range append([]*session(nil), t.sessions...) {
+		end(s)
+	}
+	for _, ch := range r.children {
+		if ch.tab == t {
+			for _, s := range append([]*session(nil), ch.sessions...) {
+				end(s)
+			}
+		}
+	}
+	if ended {
+		r.releaseIfUnused(t)
+	}
+}
+
+// ownPopup reports whether a page of a tab c created opened t: such a tab
+// is c's to close, as the tab it came from is (a popup the agent's page
+// opened, say, that its policy refused).
+func (c *Client) ownPopup(t *tab) bool {
+	r := c.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o := r.tabs[t.info.OpenerTabID]
+	return t.info.Popup && o != nil && o.creator == c
+}
+
+// guards reports whether c's policy makes the extension hold popups.
+// Call with r.mu held.
+func (c *Client) guards() bool {
+	return c.pol.set && (len(c.pol.domains) > 0 || c.pol.params.BlockPrivate)
+}
+
+// checkPopup tells the extension when a popup's opener is driven by no
+// client whose policy holds popups: the extension holds every popup of
+// livetab's tabs before its first request, not knowing whose tab opened
+// it, and this lets go of those of the other clients (and loads again a
+// first load it blocked). A popup of a held popup stays held. Call with
+// r.mu held.
+func (r *Relay) checkPopup(t *tab) {
+	if !t.info.Popup || t.unguarded || t.info.OpenerTabID == 0 {
+		return
+	}
+	o := r.tabs[t.info.OpenerTabID]
+	if o == nil || o.info.Popup && !o.unguarded {
+		return
+	}
+	if o.creator != nil && o.creator.guards() {
+		return
+	}
+	for _, s := range o.sessions {
+		if s.client.guards() {
+			return
+		}
+	}
+	for _, ch := range r.children {
+		if ch.tab == o {
+			for _, s := range ch.sessions {
+				if s.client.guards() {
+					return
+				}
+			}
+		}
+	}
+	t.unguarded = true
+	r.b.Go(context.Background(), &wire.Frame{Method: wire.Unguard, Params: tabParams(t.id)}, func(*wire.Frame, error) {})
+}

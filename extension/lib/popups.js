@@ -1,0 +1,129 @@
+// @ts-check
+// Popups of the tabs an agent drives. A page can open a tab (a link with
+// target=_blank, window.open, a form with a target) that requests its URL
+// before anything can attach to it: the page's Fetch interception is per
+// tab, and chrome.debugger's auto-attach on the tab does not reach popups
+// (both measured: the forbidden server saw the request). declarativeNetRequest
+// session rules act before any request of any tab, so while a client has a
+// domain policy, these rules block a new tab's document requests outside
+// its domains. They leave alone every tab that was open before (excluded by
+// id) and every navigation no page started (initiatorDomains), so the
+// person's own tabs and the tabs a program opens are not touched.
+
+import { hostMatches } from './policy.js';
+
+/** @typedef {import('./policy.js').Policy} Policy */
+
+/**
+ * A rule as chrome.declarativeNetRequest.updateSessionRules takes it.
+ * @typedef {{id: number, priority: number, action: {type: 'block'}, condition: Record<string, unknown>}} Rule
+ */
+
+/** Session rule ids of popup rules start here. */
+export const FIRST_RULE_ID = 1000;
+
+/**
+ * The declarativeNetRequest domain a pattern names, or '' when such a
+ * domain cannot say it (CIDR ranges, IPv6, "*"). A DNR domain also matches
+ * its subdomains, so the rules add exceptions where the pattern does not.
+ * @param {string} pattern
+ */
+export function dnrDomain(pattern) {
+  let p = pattern.toLowerCase().trim();
+  if (p.startsWith('*.')) p = p.slice(2);
+  p = p.replace(/\.$/, '');
+  return /^[a-z0-9-]+(\.[a-z0-9-]+)*$/.test(p) ? p : '';
+}
+
+/**
+ * @param {string} s
+ */
+function escapeRE(s) {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+const SCHEME = '^[a-z][a-z0-9+.-]*://([^/?#]*@)?';
+const PORT_END = '(:[0-9]+)?([/?#]|$)';
+
+// Loopback, private, link-local, CGNAT and unspecified addresses as IP
+// literals (Chrome has turned 0x7f000001 and its kin into dotted form by
+// then), localhost, and the IPv6 loopback, unique-local and link-local
+// ranges. A name that resolves to such an address is not seen: no DNS here.
+// Each its own rule: one regexFilter of them all compiles beyond
+// declarativeNetRequest's 2 KB limit.
+const PRIVATE_HOSTS = [
+  '127\\.[0-9.]+', '10\\.[0-9.]+', '192\\.168\\.[0-9.]+', '172\\.(1[6-9]|2[0-9]|3[01])\\.[0-9.]+',
+  '169\\.254\\.[0-9.]+', '100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.[0-9.]+', '0\\.[0-9.]+',
+  '([^/?#@:]*\\.)?localhost', '\\[(::1?|::ffff:[0-9a-f:.]+)\\]', '\\[f[c-d][0-9a-f]*:[0-9a-f:]*\\]', '\\[fe[89ab][0-9a-f]*:[0-9a-f:]*\\]',
+];
+
+/**
+ * The rules that keep the new tabs pages open within one owner's domains:
+ * a block of every document request outside them, and blocks for the
+ * hosts a DNR domain lets through but the patterns do not (example.com
+ * allows only that host; *.example.com only its subdomains); with
+ * blockPrivate, a block of private addresses but those the owner named.
+ * @param {Policy} pol
+ * @param {number[]} excludedTabIds the tabs the rules leave alone
+ * @param {number} firstId
+ * @returns {Rule[]}
+ */
+export function popupRules(pol, excludedTabIds, firstId) {
+  const rules = domainRules(pol, excludedTabIds, firstId);
+  if (pol.blockPrivate) {
+    const domains = [...new Set(pol.domains.map(dnrDomain).filter((d) => d !== ''))];
+    const named = [...new Set((pol.privateAllowed ?? []).map(dnrDomain).filter((d) => d !== ''))];
+    for (const host of PRIVATE_HOSTS) {
+      /** @type {Record<string, unknown>} */
+      const cond = {
+        resourceTypes: ['main_frame', 'sub_frame'], regexFilter: `${SCHEME}${host}${PORT_END}`, isUrlFilterCaseSensitive: true,
+      };
+      // Without domains (any domain allowed) no initiator can be named:
+      // the rule then also holds a new tab's first load the person started.
+      if (domains.length) cond.initiatorDomains = domains;
+      if (excludedTabIds.length) cond.excludedTabIds = excludedTabIds;
+      if (named.length) cond.excludedRequestDomains = named;
+      rules.push({ id: firstId + rules.length, priority: 1, action: { type: 'block' }, condition: cond });
+    }
+  }
+  return rules;
+}
+
+/**
+ * @param {Policy} pol
+ * @param {number[]} excludedTabIds
+ * @param {number} firstId
+ * @returns {Rule[]}
+ */
+function domainRules(pol, excludedTabIds, firstId) {
+  if (!pol.domains.length || pol.domains.some((d) => d.trim() === '*')) return [];
+  const domains = [...new Set(pol.domains.map(dnrDomain).filter((d) => d !== ''))];
+  // initiatorDomains keeps the rules off navigations no page started (the
+  // address bar, chrome.tabs.create). Without a domain to name, no rule:
+  // an allowlist of only CIDR ranges or IPv6 addresses gets none.
+  if (!domains.length) return [];
+  /** @type {Record<string, unknown>} */
+  const base = { resourceTypes: ['main_frame', 'sub_frame'], initiatorDomains: domains };
+  if (excludedTabIds.length) base.excludedTabIds = excludedTabIds;
+  /** @type {Rule[]} */
+  const rules = [];
+  let id = firstId;
+  /** @param {Record<string, unknown>} cond */
+  const block = (cond) => rules.push({ id: id++, priority: 1, action: { type: 'block' }, condition: { ...base, ...cond } });
+  block({ excludedRequestDomains: domains });
+  const wild = pol.domains.filter((p) => p.trim().startsWith('*.')).map(dnrDomain).filter((d) => d !== '');
+  for (const d of domains) {
+    if (!pol.domains.some((p) => hostMatches(d, p))) {
+      block({ requestDomains: [d], regexFilter: `${SCHEME}${escapeRE(d)}${PORT_END}` });
+    }
+    if (IPV4.test(d) || wild.some((w) => d === w || d.endsWith('.' + w))) continue;
+    const inner = domains.filter((x) => x !== d && x.endsWith('.' + d));
+    block({
+      requestDomains: [d],
+      regexFilter: `${SCHEME}[^/?#@]*\\.${escapeRE(d)}${PORT_END}`,
+      ...(inner.length ? { excludedRequestDomains: inner } : {}),
+    });
+  }
+  return rules;
+}

@@ -1,0 +1,90 @@
+// @ts-check
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { dnrDomain, popupRules } from '../lib/popups.js';
+
+const vectors = JSON.parse(readFileSync(new URL('../../policy/testdata/domains.json', import.meta.url), 'utf8'));
+
+/**
+ * @param {string} host
+ * @param {string[]} domains
+ */
+const inDomains = (host, domains) => domains.some((d) => host === d || host.endsWith('.' + d));
+
+/**
+ * Whether declarativeNetRequest would block a request by these rules, as
+ * Chrome documents the conditions.
+ * @param {import('../lib/popups.js').Rule[]} rules
+ * @param {{url: string, initiator?: string, tabId: number, type: string}} req
+ */
+function blocked(rules, req) {
+  const host = new URL(req.url).hostname;
+  return rules.some(({ condition: c }) => {
+    const types = /** @type {string[]} */ (c.resourceTypes);
+    if (!types.includes(req.type)) return false;
+    if (c.initiatorDomains && (!req.initiator || !inDomains(req.initiator, /** @type {string[]} */ (c.initiatorDomains)))) return false;
+    if (c.excludedTabIds && /** @type {number[]} */ (c.excludedTabIds).includes(req.tabId)) return false;
+    if (c.requestDomains && !inDomains(host, /** @type {string[]} */ (c.requestDomains))) return false;
+    if (c.excludedRequestDomains && inDomains(host, /** @type {string[]} */ (c.excludedRequestDomains))) return false;
+    if (c.regexFilter && !new RegExp(/** @type {string} */ (c.regexFilter), 'i').test(req.url)) return false;
+    return true;
+  });
+}
+
+test('dnr domains', () => {
+  assert.equal(dnrDomain('*.Example.com'), 'example.com');
+  assert.equal(dnrDomain('127.0.0.1'), '127.0.0.1');
+  assert.equal(dnrDomain('10.0.0.0/8'), '');
+  assert.equal(dnrDomain('::1'), '');
+  assert.equal(dnrDomain('*'), '');
+});
+
+test('popup rules block a new tab exactly outside the domains (shared vectors)', () => {
+  for (const v of vectors.hosts) {
+    if (!dnrDomain(v.pattern) || !dnrDomain(v.host)) continue; // CIDR, IPv6, "*": no rule can say them
+    const rules = popupRules({ sharedOnly: false, domains: [v.pattern] }, [1], 100);
+    const initiator = dnrDomain(v.pattern).replace(/^example\.com$/, 'www.example.com');
+    const req = { url: `http://${v.host}:8080/x?q`, initiator, tabId: 7, type: 'main_frame' };
+    assert.equal(blocked(rules, req), !v.match, `${v.pattern}: a popup to ${v.host}`);
+    assert.equal(blocked(rules, { ...req, tabId: 1 }), false, 'a tab that was open before is left alone');
+    assert.equal(blocked(rules, { ...req, initiator: undefined }), false, 'a navigation no page started is left alone');
+  }
+  const both = ['example.com', '*.example.com', 'a.other.net', '*.b.other.net'];
+  const rules = popupRules({ sharedOnly: false, domains: both }, [], 1);
+  /** @type {[string, boolean][]} */
+  const cases = [
+    ['https://example.com/', false], ['https://x.example.com/', false], ['https://evil.com/', true],
+    ['https://a.other.net/', false], ['https://x.a.other.net/', true], ['https://other.net/', true],
+    ['https://b.other.net/', true], ['https://x.b.other.net/', false], ['https://user@x.b.other.net/', false],
+  ];
+  for (const [url, want] of cases) {
+    assert.equal(blocked(rules, { url, initiator: 'example.com', tabId: 9, type: 'sub_frame' }), want, url);
+  }
+  assert.deepEqual(popupRules({ sharedOnly: true, domains: [] }, [], 1), []);
+  assert.deepEqual(popupRules({ sharedOnly: false, domains: ['10.0.0.0/8'] }, [], 1), []);
+  assert.deepEqual(popupRules({ sharedOnly: false, domains: ['*'] }, [], 1), []);
+  const ids = rules.map((r) => r.id);
+  assert.deepEqual(ids, [...new Set(ids)]);
+});
+
+test('popup rules keep new tabs off private addresses but those named', () => {
+  /** @type {[string, boolean][]} */
+  const cases = [
+    ['http://127.0.0.2:9/', true], ['http://10.1.2.3/', true], ['http://192.168.1.1/admin', true],
+    ['http://172.16.0.1/', true], ['http://169.254.169.254/latest', true], ['http://100.64.0.1/', true],
+    ['http://localhost:8080/', true], ['http://app.localhost/', true], ['http://[::1]:80/', true],
+    ['http://[fd00:ec2::254]/', true], ['http://0.0.0.0/', true],
+    ['http://127.0.0.1:8080/x', false], ['https://example.com/', false], ['http://172.32.0.1/', false],
+    ['http://10.example.com/', false], ['http://192.168.1.1.example.com/', false],
+  ];
+  const any = popupRules({ sharedOnly: true, domains: [], blockPrivate: true, privateAllowed: ['127.0.0.1'] }, [1], 1);
+  for (const [url, want] of cases) {
+    assert.equal(blocked(any, { url, tabId: 5, type: 'main_frame' }), want, url);
+    assert.equal(blocked(any, { url, tabId: 1, type: 'main_frame' }), false, `${url} in a tab open before`);
+  }
+  const some = popupRules({ sharedOnly: true, domains: ['127.0.0.1', '*.example.com'], blockPrivate: true, privateAllowed: ['127.0.0.1'] }, [], 1);
+  assert.equal(blocked(some, { url: 'http://127.0.0.2/', initiator: '127.0.0.1', tabId: 5, type: 'main_frame' }), true);
+  assert.equal(blocked(some, { url: 'http://127.0.0.1:3/', initiator: '127.0.0.1', tabId: 5, type: 'main_frame' }), false);
+  assert.equal(blocked(some, { url: 'http://192.168.0.1/', tabId: 5, type: 'main_frame' }), false, 'no page started it');
+});
