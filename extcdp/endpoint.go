@@ -96,7 +96,10 @@ type endpoint struct {
 	clients int
 
 	queued atomic.Int64 // unread bytes of every client
-	big    sync.Mutex   // held while one large message is read and handled
+	// big is the turn for one large message to be read and handled; a
+	// channel, so that a client waiting for it can still go away.
+	big     chan struct{}
+	bigOnce sync.Once
 }
 
 func (e *endpoint) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -283,12 +286,23 @@ func (e *endpoint) serveClient(w http.ResponseWriter, req *http.Request) {
 // bigMessage is the size past which a client message waits for its turn.
 const bigMessage = 1 << 20
 
+// bigReadTimeout bounds how long a large message may take to arrive once
+// it holds the turn: 100 MiB over loopback takes well under a second, and a
+// client that stalls in the middle of one must not hold up every other
+// client's large messages. Past it the client is disconnected.
+var bigReadTimeout = 20 * time.Second
+
 // read reads one message. One over bigMessage is read and handled only
 // while it holds e.big: a large message costs a few copies of itself on
 // its way to the extension, and many at once must not add up. unlock
 // releases it after handling.
 func (e *endpoint) read(ctx context.Context, ws *websocket.Conn) (websocket.MessageType, []byte, func(), error) {
-	typ, rd, err := ws.Reader(ctx)
+	e.bigOnce.Do(func() { e.big = make(chan struct{}, 1) })
+	// The message's own context: cancelling it mid-message closes the
+	// connection, which is what a stalled large message gets.
+	mctx, mcancel := context.WithCancel(ctx)
+	defer mcancel()
+	typ, rd, err := ws.Reader(mctx)
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -306,13 +320,20 @@ func (e *endpoint) read(ctx context.Context, ws *websocket.Conn) (websocket.Mess
 			return 0, nil, nil, err
 		}
 	}
-	e.big.Lock()
+	select {
+	case e.big <- struct{}{}:
+	case <-ctx.Done():
+		return 0, nil, nil, ctx.Err()
+	}
+	unlock := func() { <-e.big }
+	stall := time.AfterFunc(bigReadTimeout, mcancel)
 	rest, err := io.ReadAll(rd)
+	stall.Stop()
 	if err != nil {
-		e.big.Unlock()
+		unlock()
 		return 0, nil, nil, err
 	}
-	return typ, append(buf, rest...), e.big.Unlock, nil
+	return typ, append(buf, rest...), unlock, nil
 }
 
 // zeroID stands for a client's id 0 inside the relay, where 0 means "no
