@@ -3,15 +3,21 @@ package extcdp_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/coder/websocket"
 
 	"github.com/livetab/livetab/extcdp"
 	"github.com/livetab/livetab/internal/fakeext"
+	"github.com/livetab/livetab/internal/wire"
 )
 
 // Attacks of the red team on the shared endpoint (issue "trust"), against a
@@ -94,5 +100,49 @@ func TestRedTeamStalledLargeMessageHoldsUpNoOne(t *testing.T) {
 	}
 }
 
-// fmtID keeps fmt imported for the attacks below.
-var _ = fmt.Sprintf
+// tabsFake is a fake extension whose createTab opens a new tab each time,
+// listed by ext.targets from then on; tab 1 is the person's.
+func tabsFake(e *fakeext.Ext) {
+	var mu sync.Mutex
+	tabs := []string{`{"tabId":1,"targetId":"T1","windowId":1,"url":"http://127.0.0.1/persons-tab","title":"","active":true,"attached":false}`}
+	e.Handle(wire.Targets, func(*wire.Frame) (jsonv2.Value, *cdproto.Error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return jsonv2.Value(`{"targets":[` + strings.Join(tabs, ",") + `]}`), nil
+	})
+	e.Handle(wire.CreateTab, func(f *wire.Frame) (jsonv2.Value, *cdproto.Error) {
+		var p wire.CreateTabParams
+		jsonv2.Unmarshal(f.Params, &p, wire.Options)
+		mu.Lock()
+		defer mu.Unlock()
+		n := len(tabs) + 1
+		ti := fmt.Sprintf(`{"tabId":%d,"targetId":"T%d","windowId":1,"url":%q,"title":"title of T%d","active":false,"attached":false,"created":true}`, n, n, p.URL, n)
+		tabs = append(tabs, ti)
+		return jsonv2.Value(ti), nil
+	})
+	e.Handle(wire.Attach, func(f *wire.Frame) (jsonv2.Value, *cdproto.Error) {
+		return jsonv2.Value(`{}`), nil
+	})
+}
+
+// /livetab/status takes the same token as every client: it must not show
+// one client the tabs of another, which the rest of the endpoint hides.
+func TestRedTeamStatusHidesOtherClientsTabs(t *testing.T) {
+	u, _, srv := fakeEndpoint(t, extcdp.HandlerOptions{}, tabsFake)
+	a := dialRawURL(t, u)
+	tA := field(a.must("", "Target.createTarget", map[string]any{"url": "http://127.0.0.1/secret-of-A"}), "targetId")
+	resp, err := http.Get(srv.URL + "/livetab/status?token=" + redToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "persons-tab") {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	for _, s := range []string{tA, "secret-of-A", "title of " + tA} {
+		if strings.Contains(string(body), s) {
+			t.Errorf("/livetab/status shows %q of client A's tab to anyone with the token: %s", s, body)
+		}
+	}
+}
