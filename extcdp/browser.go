@@ -344,7 +344,7 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 	}
 	r.mu.Lock()
 	t := r.upsertTab(ti)
-	t.creator, t.created = c, true
+	r.claim(t, c)
 	if c.contexts[p.BrowserContextID] {
 		t.context = p.BrowserContextID
 	}

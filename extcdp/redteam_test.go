@@ -146,3 +146,59 @@ func TestRedTeamStatusHidesOtherClientsTabs(t *testing.T) {
 		}
 	}
 }
+
+// The extension's report of a new tab may reach the relay before its answer
+// to createTarget, and without the mark that livetab made it (the worker
+// reads that mark when it sends the report). The tab is then announced to
+// everyone, and a client that auto-attaches gets a session on it; once the
+// relay knows the tab is A's, that session must end and B must be told the
+// target is gone.
+func TestRedTeamEarlyTabReportGivesNoOneElseASession(t *testing.T) {
+	u, _, _ := fakeEndpoint(t, extcdp.HandlerOptions{}, func(e *fakeext.Ext) {
+		tabsFake(e)
+		e.Handle(wire.CreateTab, func(f *wire.Frame) (jsonv2.Value, *cdproto.Error) {
+			ti := `{"tabId":2,"targetId":"T2","windowId":1,"url":"http://127.0.0.1/secret-of-A","title":"","active":false,"attached":false}`
+			ev, _ := wire.Encode(&wire.Frame{Method: wire.TabCreated, Params: jsonv2.Value(ti)})
+			e.Send(context.Background(), websocket.MessageText, ev)
+			time.Sleep(100 * time.Millisecond)
+			return jsonv2.Value(strings.Replace(ti, `"attached":false`, `"attached":false,"created":true`, 1)), nil
+		})
+	})
+	b := dialRawURL(t, u)
+	b.must("", "Target.setDiscoverTargets", map[string]any{"discover": true})
+	b.must("", "Target.setAutoAttach", map[string]any{"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": false})
+	a := dialRawURL(t, u)
+	tA := field(a.must("", "Target.createTarget", map[string]any{"url": "http://127.0.0.1/secret-of-A"}), "targetId")
+	time.Sleep(100 * time.Millisecond)
+
+	var bSession string
+	b.mu.Lock()
+	for _, e := range b.events {
+		if e.Method == "Target.attachedToTarget" && strings.Contains(string(e.Params), tA) {
+			bSession = field(e.Params, "sessionId")
+		}
+	}
+	b.mu.Unlock()
+	if bSession == "" {
+		t.Skip("the relay announced A's tab to no one: nothing to check")
+	}
+	if _, err := b.call(bSession, "Runtime.evaluate", map[string]any{"expression": "document.cookie"}); err == nil {
+		t.Errorf("B keeps a session on A's tab %s: it was announced before A's createTarget answered", tA)
+	}
+	for _, info := range targetInfos(t, b) {
+		if info.TargetID == tA {
+			t.Errorf("B lists A's tab %s", tA)
+		}
+	}
+	b.mu.Lock()
+	destroyed := false
+	for _, e := range b.events {
+		if (e.Method == "Target.targetDestroyed" || e.Method == "Target.detachedFromTarget") && strings.Contains(string(e.Params), tA) {
+			destroyed = true
+		}
+	}
+	b.mu.Unlock()
+	if !destroyed {
+		t.Errorf("B heard of A's tab %s and was never told it is gone", tA)
+	}
+}
