@@ -200,7 +200,9 @@ func (c *Client) Close() {
 	for _, s := range r.sessions {
 		if s.client == c {
 			r.endSession(s)
-			touched = append(touched, s.tab)
+			if s.tab != nil { // nil for a browser session
+				touched = append(touched, s.tab)
+			}
 		}
 	}
 	var mine []int64

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -200,5 +201,83 @@ func TestRedTeamEarlyTabReportGivesNoOneElseASession(t *testing.T) {
 	b.mu.Unlock()
 	if !destroyed {
 		t.Errorf("B heard of A's tab %s and was never told it is gone", tA)
+	}
+}
+
+// 10,000 connections that each send a command, some leaving it unread, some
+// dropping the socket without a close: serve is left with no goroutine and
+// no memory of them.
+func TestRedTeamConnectionsLeaveNothingBehind(t *testing.T) {
+	u, r, _ := fakeEndpoint(t, extcdp.HandlerOptions{}, tabsFake)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	once := func(i int) {
+		ws, _, err := websocket.Dial(ctx, u, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws.Write(ctx, websocket.MessageText, []byte(`{"id":1,"method":"Target.attachToBrowserTarget"}`))
+		ws.Write(ctx, websocket.MessageText, []byte(`{"id":2,"method":"Target.setAutoAttach","params":{"autoAttach":true,"flatten":true}}`))
+		switch i % 3 {
+		case 0:
+			ws.Read(ctx)
+			ws.Close(websocket.StatusNormalClosure, "")
+		case 1:
+			ws.CloseNow()
+		default:
+			ws.Close(websocket.StatusGoingAway, "")
+		}
+	}
+	for i := range 200 { // warm up: pools, the fake's tab list
+		once(i)
+	}
+	settle := func() (int, uint64) {
+		var g int
+		for range 50 {
+			time.Sleep(100 * time.Millisecond)
+			if g = runtime.NumGoroutine(); r.Status().Clients == 0 && g < 200 {
+				break
+			}
+		}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return runtime.NumGoroutine(), ms.HeapAlloc
+	}
+	g0, h0 := settle()
+	n := 10000
+	if testing.Short() {
+		n = 1000
+	}
+	start := time.Now()
+	for i := range n {
+		once(i)
+	}
+	g1, h1 := settle()
+	t.Logf("%d connections in %v: goroutines %d -> %d, heap %d KiB -> %d KiB, clients left %d", n, time.Since(start).Round(time.Millisecond), g0, g1, h0>>10, h1>>10, r.Status().Clients)
+	if c := r.Status().Clients; c != 0 {
+		t.Errorf("%d clients left behind", c)
+	}
+	if g1 > g0+20 {
+		buf := make([]byte, 1<<20)
+		t.Errorf("goroutines grew from %d to %d:\n%s", g0, g1, buf[:runtime.Stack(buf, true)])
+	}
+	if h1 > h0+8<<20 {
+		t.Errorf("heap grew from %d KiB to %d KiB", h0>>10, h1>>10)
+	}
+}
+
+// A client with a browser session (Target.attachToBrowserTarget, as
+// Puppeteer's and Playwright's connect may send) goes away: the relay goes
+// on for everyone else.
+func TestRedTeamBrowserSessionClientLeaves(t *testing.T) {
+	u, _, _ := fakeEndpoint(t, extcdp.HandlerOptions{}, tabsFake)
+	a := dialRawURL(t, u)
+	a.must("", "Target.attachToBrowserTarget", nil)
+	a.ws.Close(websocket.StatusNormalClosure, "")
+	time.Sleep(200 * time.Millisecond)
+	b := dialRawURL(t, u)
+	if _, err := b.call("", "Target.getTargets", nil); err != nil {
+		t.Fatalf("after a client with a browser session left, the relay answers no one: %v", err)
 	}
 }
