@@ -328,7 +328,12 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 	if p.URL == "" {
 		p.URL = "about:blank"
 	}
-	res, err := r.b.Call(ctx, wire.CreateTab, 0, wire.CreateTabParams{
+	// Not the client's context: a client that leaves while the extension
+	// opens the tab must still learn its id, so that the tab is closed with
+	// the client rather than left open as if the person had opened it.
+	cctx, ccancel := context.WithTimeout(context.Background(), clientTimeout)
+	defer ccancel()
+	res, err := r.b.Call(cctx, wire.CreateTab, 0, wire.CreateTabParams{
 		URL:       p.URL,
 		NewWindow: p.NewWindow != nil && *p.NewWindow,
 		Active:    p.Background == nil || !*p.Background,

@@ -59,6 +59,8 @@ type Client struct {
 	// contexts are the browser contexts the client made: groups of tabs
 	// in the user's one profile (see browserCommand).
 	contexts map[cdp.BrowserContextID]bool
+	// closing holds the tabs of a closed client that are being closed.
+	closing map[int64]bool
 
 	// OnBrowserClose, when set, runs after the client sent Browser.close:
 	// the relay never closes the user's browser, it ends the connection.
@@ -193,37 +195,7 @@ func (c *Client) Close() {
 	default:
 	}
 
-	r := c.r
-	r.mu.Lock()
-	delete(r.clients, c)
-	var touched []*tab
-	for _, s := range r.sessions {
-		if s.client == c {
-			r.endSession(s)
-			if s.tab != nil { // nil for a browser session
-				touched = append(touched, s.tab)
-			}
-		}
-	}
-	var mine []int64
-	for _, t := range r.tabs {
-		if t.creator == c {
-			mine = append(mine, t.id)
-		}
-	}
-	for _, t := range touched {
-		r.releaseIfUnused(t)
-	}
-	r.mu.Unlock()
-	if len(mine) > 0 {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
-			defer cancel()
-			for _, id := range mine {
-				r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: id})
-			}
-		}()
-	}
+	c.release()
 }
 
 func (c *Client) reply(id int64, sid target.SessionID, result any) {

@@ -255,6 +255,9 @@ func TestRedTeamConnectionsLeaveNothingBehind(t *testing.T) {
 	}
 	g1, h1 := settle()
 	t.Logf("%d connections in %v: goroutines %d -> %d, heap %d KiB -> %d KiB, clients left %d", n, time.Since(start).Round(time.Millisecond), g0, g1, h0>>10, h1>>10, r.Status().Clients)
+	if n := r.Counts(); n["sessions"] != 0 || n["tabSessions"] != 0 {
+		t.Errorf("the relay holds sessions of clients that left: %v", n)
+	}
 	if c := r.Status().Clients; c != 0 {
 		t.Errorf("%d clients left behind", c)
 	}
@@ -279,5 +282,56 @@ func TestRedTeamBrowserSessionClientLeaves(t *testing.T) {
 	b := dialRawURL(t, u)
 	if _, err := b.call("", "Target.getTargets", nil); err != nil {
 		t.Fatalf("after a client with a browser session left, the relay answers no one: %v", err)
+	}
+}
+
+// A client sends commands and drops its socket before they are done: what
+// they make after the client's cleanup (sessions, a tab) must not outlive
+// it. A session left behind keeps Chrome's debugging bar on the person's
+// tab for good; a tab left behind stays open in the person's browser.
+func TestRedTeamCommandsAfterLeavingLeaveNothing(t *testing.T) {
+	var mu sync.Mutex
+	closed := map[int64]bool{}
+	u, r, _ := fakeEndpoint(t, extcdp.HandlerOptions{}, func(e *fakeext.Ext) {
+		tabsFake(e)
+		create := e.Handlers[wire.CreateTab]
+		e.Handle(wire.CreateTab, func(f *wire.Frame) (jsonv2.Value, *cdproto.Error) {
+			time.Sleep(300 * time.Millisecond)
+			return create(f)
+		})
+		e.Handle(wire.CloseTab, func(f *wire.Frame) (jsonv2.Value, *cdproto.Error) {
+			var p wire.TabParams
+			jsonv2.Unmarshal(f.Params, &p, wire.Options)
+			mu.Lock()
+			closed[p.TabID] = true
+			mu.Unlock()
+			return nil, nil
+		})
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 20 {
+		ws, _, err := websocket.Dial(ctx, u, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			ws.Write(ctx, websocket.MessageText, []byte(`{"id":1,"method":"Target.createTarget","params":{"url":"http://127.0.0.1/left-behind"}}`))
+		}
+		ws.Write(ctx, websocket.MessageText, []byte(`{"id":2,"sessionId":"X","method":"Runtime.evaluate"}`))
+		ws.Write(ctx, websocket.MessageText, []byte(`{"id":3,"method":"Target.attachToBrowserTarget"}`))
+		ws.Write(ctx, websocket.MessageText, []byte(`{"id":4,"method":"Target.setAutoAttach","params":{"autoAttach":true,"flatten":true}}`))
+		ws.Write(ctx, websocket.MessageText, []byte(`{"id":5,"method":"Target.attachToTarget","params":{"targetId":"T1","flatten":true}}`))
+		ws.CloseNow()
+	}
+	time.Sleep(time.Second)
+	n := r.Counts()
+	if n["clients"] != 0 || n["sessions"] != 0 || n["tabSessions"] != 0 {
+		t.Errorf("20 clients that left hold on: %v", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !closed[2] {
+		t.Errorf("the tab a client opened as it left is still open; the relay holds %v", n)
 	}
 }
