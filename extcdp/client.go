@@ -61,6 +61,8 @@ type Client struct {
 	contexts map[cdp.BrowserContextID]bool
 	// closing holds the tabs of a closed client that are being closed.
 	closing map[int64]bool
+	// sessions counts the client's sessions (maxSessions).
+	sessions int
 
 	// OnBrowserClose, when set, runs after the client sent Browser.close:
 	// the relay never closes the user's browser, it ends the connection.

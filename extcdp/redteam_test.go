@@ -335,3 +335,55 @@ func TestRedTeamCommandsAfterLeavingLeaveNothing(t *testing.T) {
 		t.Errorf("the tab a client opened as it left is still open; the relay holds %v", n)
 	}
 }
+
+// One client opens tens of thousands of sessions on the person's tab, then
+// leaves: the others must not wait on the relay's lock meanwhile.
+func TestRedTeamManySessionsStallNoOne(t *testing.T) {
+	u, r, _ := fakeEndpoint(t, extcdp.HandlerOptions{}, tabsFake)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	a, _, err := websocket.Dial(ctx, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.CloseNow()
+	a.SetReadLimit(-1)
+	const n = 100000
+	go func() {
+		for i := 1; i <= n; i++ {
+			if a.Write(ctx, websocket.MessageText, []byte(fmt.Sprintf(`{"id":%d,"method":"Target.attachToTarget","params":{"targetId":"T1","flatten":true}}`, i))) != nil {
+				return
+			}
+		}
+	}()
+	got, refused := 0, 0
+	for got < n {
+		_, data, err := a.Read(ctx)
+		if err != nil {
+			t.Fatalf("after %d replies: %v", got, err)
+		}
+		if strings.Contains(string(data), `"id":`) {
+			got++
+		}
+		if strings.Contains(string(data), "the most one client may") {
+			refused++
+		}
+	}
+	t.Logf("%d of %d attaches refused", refused, n)
+	t.Logf("the relay holds %v", r.Counts())
+	b := dialRawURL(t, u)
+	start := time.Now()
+	a.CloseNow()
+	var worst time.Duration
+	for time.Since(start) < 3*time.Second {
+		s := time.Now()
+		if _, err := b.call("", "Target.getTargets", nil); err != nil {
+			t.Fatal(err)
+		}
+		worst = max(worst, time.Since(s))
+	}
+	t.Logf("the worst getTargets of another client while a client with %d sessions left: %v; the relay holds %v", n, worst, r.Counts())
+	if worst > time.Second {
+		t.Errorf("a client with %d sessions held the relay for %v as it left", n, worst)
+	}
+}
