@@ -1,0 +1,75 @@
+package extcdp_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Red team (trust), with the real extension: the person opens a tab while
+// a client's tab is the active one (Chrome sets openerTabId then); it is the
+// person's, so every client sees it. And a client on the person's tab cannot
+// reach another client's tab through window.open's named-window lookup.
+func TestRedTeamPersonsTabsStayThePersons(t *testing.T) {
+	a, b := dialRaw(t), dialRaw(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	tA := field(a.must("", "Target.createTarget", map[string]any{"url": site.URL + "/form?ownedByA"}), "targetId")
+	sA := field(a.must("", "Target.attachToTarget", map[string]any{"targetId": tA, "flatten": true}), "sessionId")
+	a.must(sA, "Runtime.evaluate", map[string]any{"expression": `window.name = "a-secret-window"; document.title = "secret-title-of-A"; 1`})
+	a.must("", "Target.activateTarget", map[string]any{"targetId": tA})
+
+	u, err := env.User(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	pid, err := u.OpenTab(ctx, site.URL+"/form?persons-new-tab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.CloseTab(context.Background(), pid)
+
+	sees := func(c *rawClient, id string) bool {
+		for _, info := range targetInfos(t, c) {
+			if info.TargetID == id {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !sees(b, pid) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !sees(b, pid) {
+		t.Fatalf("the tab the person opened while A's tab was active is hidden from B: it was handed to A")
+	}
+	time.Sleep(700 * time.Millisecond) // past the extension's wait for an opener link
+	if !sees(b, pid) {
+		t.Fatalf("the person's new tab became A's after a while")
+	}
+
+	// B, on the person's tab, looks for A's tab by its window name.
+	sB := field(b.must("", "Target.attachToTarget", map[string]any{"targetId": pid, "flatten": true}), "sessionId")
+	res := string(b.must(sB, "Runtime.evaluate", map[string]any{
+		"expression":    `(() => { const w = window.open("", "a-secret-window"); if (!w) return "blocked"; window.__w = w; try { return "got:" + w.document.title + "|" + w.location.href; } catch (e) { return "cross:" + e.message; } })()`,
+		"userGesture":   true,
+		"returnByValue": true,
+	}))
+	if strings.Contains(res, "secret-title-of-A") || strings.Contains(res, "ownedByA") {
+		t.Errorf("B reached A's tab through window.open from the person's tab: %s", res)
+	}
+	t.Logf("window.open by name from the person's tab: %s", res)
+	defer b.call(sB, "Runtime.evaluate", map[string]any{"expression": `window.__w && window.__w.close()`})
+	// Whatever window.open made is the person's, not A's, and A's tab is
+	// still hidden from B.
+	if sees(b, tA) {
+		t.Errorf("B lists A's tab")
+	}
+	if !sees(a, pid) {
+		t.Errorf("A does not see the person's tab")
+	}
+}
