@@ -264,6 +264,8 @@ func (c *Client) handle(m *cdproto.Message) {
 		c.browserCommand(m, m.SessionID)
 	case s != nil && s.client == c:
 		c.sessionCommand(m, s)
+	case ch != nil && targetLevel(m):
+		c.browserCommand(m, m.SessionID)
 	case ch != nil:
 		// A child session of an auto-attached tab, addressed by Chrome's
 		// own id, as Playwright and Puppeteer do.
@@ -289,7 +291,7 @@ func (c *Client) sessionCommand(m *cdproto.Message, s *session) {
 	case m.Method == "Page.setDownloadBehavior":
 		c.reply(m.ID, s.id, nil)
 		return
-	case strings.HasPrefix(string(m.Method), "Browser.") || strings.HasPrefix(string(m.Method), "Livetab."):
+	case strings.HasPrefix(string(m.Method), "Browser.") || strings.HasPrefix(string(m.Method), "Livetab.") || targetLevel(m):
 		c.browserCommand(m, s.id)
 		return
 	case strings.HasSuffix(string(m.Method), ".disable") && c.shared(s):
@@ -303,6 +305,15 @@ func (c *Client) sessionCommand(m *cdproto.Message, s *session) {
 		sid = s.child.sid
 	}
 	c.forward(m, s.tab, sid, s)
+}
+
+// targetLevel reports the commands that the relay answers even on a
+// session: chrome.debugger runs them on a tab's session, where, sent raw,
+// Target.createTarget opened a tab that was no client's (everyone saw it,
+// it outlived its client, it skipped the extension's policy for createTab)
+// and Target.closeTarget closed the person's tab.
+func targetLevel(m *cdproto.Message) bool {
+	return m.Method == cdproto.CommandTargetCreateTarget || m.Method == cdproto.CommandTargetCloseTarget
 }
 
 // shared reports whether another session uses the attachment of s.

@@ -73,3 +73,62 @@ func TestRedTeamPersonsTabsStayThePersons(t *testing.T) {
 		t.Errorf("A does not see the person's tab")
 	}
 }
+
+// chrome.debugger lets a tab's session run Target.createTarget and
+// Target.closeTarget (of its own tab). Sent raw, the first opened a tab
+// that belonged to no client (everyone saw it, it outlived its client, and
+// it skipped the extension's policy check of createTab); the second closed
+// the person's tab, which a client may only detach from.
+func TestRedTeamSessionTargetCommands(t *testing.T) {
+	a, b := dialRaw(t), dialRaw(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	u, err := env.User(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	pid, err := u.OpenTab(ctx, site.URL+"/form?persons")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.CloseTab(context.Background(), pid)
+	time.Sleep(800 * time.Millisecond)
+
+	sB := field(b.must("", "Target.attachToTarget", map[string]any{"targetId": pid, "flatten": true}), "sessionId")
+	res, err := b.call(sB, "Target.createTarget", map[string]any{"url": site.URL + "/form?made-by-B-on-a-session"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := field(res, "targetId")
+	defer u.CloseTab(context.Background(), made)
+	time.Sleep(800 * time.Millisecond)
+	for _, info := range targetInfos(t, a) {
+		if info.TargetID == made {
+			t.Errorf("the tab B opened with a session's Target.createTarget is visible to A: it is no one's")
+		}
+	}
+	seen := false
+	for _, info := range targetInfos(t, b) {
+		seen = seen || info.TargetID == made
+	}
+	if !seen {
+		t.Errorf("B does not see the tab it opened")
+	}
+
+	if _, err := b.call(sB, "Target.closeTarget", map[string]any{"targetId": pid}); err != nil {
+		t.Logf("session closeTarget of the person's tab: %v", err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	ts, err := u.Targets(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := false
+	for _, ti := range ts {
+		open = open || ti.TargetID == pid
+	}
+	if !open {
+		t.Errorf("a session's Target.closeTarget closed the person's tab")
+	}
+}
