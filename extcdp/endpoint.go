@@ -85,7 +85,7 @@ func (r *Relay) Handler(opts HandlerOptions) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &endpoint{r: r, opts: opts}
+	return &endpoint{r: r, opts: opts, pending: newBudget(maxPendingTotal)}
 }
 
 type endpoint struct {
@@ -100,6 +100,9 @@ type endpoint struct {
 	// channel, so that a client waiting for it can still go away.
 	big     chan struct{}
 	bigOnce sync.Once
+	// pending is what every client's messages read and not yet handed on
+	// hold (pending.go).
+	pending *budget
 }
 
 func (e *endpoint) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -265,16 +268,27 @@ func (e *endpoint) serveClient(w http.ResponseWriter, req *http.Request) {
 			}
 		}
 	}()
+	mine := newBudget(maxPendingPerClient)
 	for {
 		if err := c.waitInFlight(ctx, e.opts.MaxInFlight); err != nil {
+			break
+		}
+		if mine.wait(ctx) != nil || e.pending.wait(ctx) != nil {
 			break
 		}
 		typ, data, unlock, err := e.read(ctx, ws)
 		if err != nil {
 			break
 		}
+		n := int64(len(data))
+		mine.add(n)
+		e.pending.add(n)
 		c.sent() // whatever the message, exactly one reply goes back
-		e.handle(c, typ, data, unlock)
+		e.handle(c, typ, data, func() {
+			unlock()
+			mine.add(-n)
+			e.pending.add(-n)
+		})
 	}
 	cancel()
 	c.Close()
