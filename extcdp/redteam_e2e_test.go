@@ -132,3 +132,32 @@ func TestRedTeamSessionTargetCommands(t *testing.T) {
 		t.Errorf("a session's Target.closeTarget closed the person's tab")
 	}
 }
+
+// A command that would never finish (a promise that never settles) on a
+// tab that its client then closes, or detaches from: the command is
+// answered at once, not after the 5-minute bound.
+func TestRedTeamPendingCommandOnClosedTab(t *testing.T) {
+	for _, how := range []string{"Target.closeTarget", "Target.detachFromTarget"} {
+		a := dialRaw(t)
+		tA := field(a.must("", "Target.createTarget", map[string]any{"url": site.URL + "/form?pending"}), "targetId")
+		sA := field(a.must("", "Target.attachToTarget", map[string]any{"targetId": tA, "flatten": true}), "sessionId")
+		done := make(chan error, 1)
+		go func() {
+			_, err := a.call(sA, "Runtime.evaluate", map[string]any{"expression": "new Promise(() => {})", "awaitPromise": true})
+			done <- err
+		}()
+		time.Sleep(300 * time.Millisecond)
+		params := map[string]any{"targetId": tA}
+		if how == "Target.detachFromTarget" {
+			params = map[string]any{"sessionId": sA}
+		}
+		a.must("", how, params)
+		select {
+		case err := <-done:
+			t.Logf("%s: the pending evaluate was answered: %v", how, err)
+		case <-time.After(15 * time.Second):
+			t.Errorf("%s: a command pending on the tab got no answer in 15 s", how)
+		}
+		a.call("", "Target.closeTarget", map[string]any{"targetId": tA})
+	}
+}
