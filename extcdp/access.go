@@ -1,5 +1,13 @@
 package extcdp
 
+import (
+	"github.com/chromedp/cdproto"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/target"
+
+	"github.com/livetab/livetab/internal/wire"
+)
+
 // Who may use which tab (docs/decisions/2026-11-23-each-client-owns-the-tabs-it-opens.md).
 //
 // Several programs share one relay through `livetab serve`. A tab a client
@@ -27,10 +35,43 @@ func (r *Relay) inherit(t *tab) {
 	if o == nil || o == t || o.creator == nil {
 		return
 	}
-	t.creator, t.created, t.context = o.creator, true, o.context
+	t.context = o.context
+	r.claim(t, o.creator)
+}
+
+// claim makes t c's. Should other clients have heard of t before (the
+// extension's report of it came before the link to its owner), their
+// sessions on it end and they are told it is gone: for them it no longer
+// exists. Call with r.mu held.
+func (r *Relay) claim(t *tab, c *Client) {
+	t.creator, t.created = c, true
 	for _, s := range append([]*session(nil), t.sessions...) {
-		if s.client != t.creator {
+		if s.client != c {
 			r.endSession(s)
+		}
+	}
+	for _, ch := range r.children {
+		if ch.tab != t {
+			continue
+		}
+		for _, s := range append([]*session(nil), ch.sessions...) {
+			if s.client != c {
+				r.endSession(s)
+			}
+		}
+	}
+	if !t.announced || t.targetID == "" {
+		return
+	}
+	params, _ := jsonv2.Marshal(map[string]target.ID{"targetId": t.targetID}, wire.Options)
+	for o := range r.clients {
+		if o != c && o.discover {
+			o.deliver(&cdproto.Message{Method: "Target.targetDestroyed", Params: params})
+		}
+	}
+	for _, s := range r.sessions {
+		if s.client != c && s.discover {
+			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: "Target.targetDestroyed", Params: params})
 		}
 	}
 }

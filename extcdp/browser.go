@@ -186,8 +186,14 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		c.attachToTarget(ctx, m, sid)
 	case cdproto.CommandTargetAttachToBrowserTarget:
 		r.mu.Lock()
+		if err := c.tooManySessions(); err != nil {
+			r.mu.Unlock()
+			c.failErr(m.ID, sid, err)
+			return
+		}
 		s := &session{id: target.SessionID(randomID()), client: c, browser: true}
 		r.sessions[s.id] = s
+		c.sessions++
 		r.mu.Unlock()
 		c.reply(m.ID, sid, &target.AttachToBrowserTargetResult{SessionID: s.id})
 	case cdproto.CommandTargetDetachFromTarget:
@@ -379,7 +385,7 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 		return
 	}
 	t := r.upsertTab(ti)
-	t.creator, t.created = c, true
+	r.claim(t, c)
 	if c.contexts[p.BrowserContextID] {
 		t.context = p.BrowserContextID
 	}
@@ -405,6 +411,11 @@ func (c *Client) attachToTarget(ctx context.Context, m *cdproto.Message, sid tar
 		return
 	}
 	r.mu.Lock()
+	if err := c.tooManySessions(); err != nil {
+		r.mu.Unlock()
+		c.failErr(m.ID, sid, err)
+		return
+	}
 	var ch *child
 	for _, x := range r.children {
 		if x.targetID == p.TargetID && c.sees(x.tab) {

@@ -61,6 +61,10 @@ type Client struct {
 	contexts map[cdp.BrowserContextID]bool
 	// pol is the client's own policy (clientpolicy.go).
 	pol clientPolicy
+	// closing holds the tabs of a closed client that are being closed.
+	closing map[int64]bool
+	// sessions counts the client's sessions (maxSessions).
+	sessions int
 
 	// OnBrowserClose, when set, runs after the client sent Browser.close:
 	// the relay never closes the user's browser, it ends the connection.
@@ -195,38 +199,8 @@ func (c *Client) Close() {
 	default:
 	}
 
-	r := c.r
-	r.mu.Lock()
-	delete(r.clients, c)
-	var touched []*tab
-	for _, s := range r.sessions {
-		if s.client == c {
-			r.endSession(s)
-			if s.tab != nil { // a browser session has no tab
-				touched = append(touched, s.tab)
-			}
-		}
-	}
-	var mine []int64
-	for _, t := range r.tabs {
-		if t.creator == c {
-			mine = append(mine, t.id)
-		}
-	}
-	for _, t := range touched {
-		r.releaseIfUnused(t)
-	}
-	r.mu.Unlock()
+	c.release()
 	c.dropPolicy()
-	if len(mine) > 0 {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
-			defer cancel()
-			for _, id := range mine {
-				r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: id})
-			}
-		}()
-	}
 }
 
 func (c *Client) reply(id int64, sid target.SessionID, result any) {
@@ -293,6 +267,8 @@ func (c *Client) handle(m *cdproto.Message) {
 		c.browserCommand(m, m.SessionID)
 	case s != nil && s.client == c:
 		c.sessionCommand(m, s)
+	case ch != nil && targetLevel(m):
+		c.browserCommand(m, m.SessionID)
 	case ch != nil:
 		// A child session of an auto-attached tab, addressed by Chrome's
 		// own id, as Playwright and Puppeteer do.
@@ -322,7 +298,7 @@ func (c *Client) sessionCommand(m *cdproto.Message, s *session) {
 	case m.Method == "Page.setDownloadBehavior":
 		c.reply(m.ID, s.id, nil)
 		return
-	case strings.HasPrefix(string(m.Method), "Browser.") || strings.HasPrefix(string(m.Method), "Livetab."):
+	case strings.HasPrefix(string(m.Method), "Browser.") || strings.HasPrefix(string(m.Method), "Livetab.") || targetLevel(m):
 		c.browserCommand(m, s.id)
 		return
 	case strings.HasSuffix(string(m.Method), ".disable") && c.shared(s):
@@ -336,6 +312,15 @@ func (c *Client) sessionCommand(m *cdproto.Message, s *session) {
 		sid = s.child.sid
 	}
 	c.forward(m, s.tab, sid, s)
+}
+
+// targetLevel reports the commands that the relay answers even on a
+// session: chrome.debugger runs them on a tab's session, where, sent raw,
+// Target.createTarget opened a tab that was no client's (everyone saw it,
+// it outlived its client, it skipped the extension's policy for createTab)
+// and Target.closeTarget closed the person's tab.
+func targetLevel(m *cdproto.Message) bool {
+	return m.Method == cdproto.CommandTargetCreateTarget || m.Method == cdproto.CommandTargetCloseTarget
 }
 
 // shared reports whether another session uses the attachment of s.

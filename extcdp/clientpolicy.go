@@ -72,7 +72,7 @@ func (c *Client) dropPolicy() {
 		return
 	}
 	params, _ := jsonv2.Marshal(wire.PolicyParams{Owner: owner, Domains: []string{}}, wire.Options)
-	r.b.Go(context.Background(), &wire.Frame{Method: wire.SetPolicy, Params: params}, func(*wire.Frame, error) {})
+	r.b.GoNow(&wire.Frame{Method: wire.SetPolicy, Params: params}, func(*wire.Frame, error) {})
 }
 
 // pushPolicies gives a (re)connected extension the policies of the live
@@ -84,7 +84,7 @@ func (r *Relay) pushPolicies() {
 			continue
 		}
 		params, _ := jsonv2.Marshal(c.pol.params, wire.Options)
-		r.b.Go(context.Background(), &wire.Frame{Method: wire.SetPolicy, Params: params}, func(*wire.Frame, error) {})
+		r.b.GoNow(&wire.Frame{Method: wire.SetPolicy, Params: params}, func(*wire.Frame, error) {})
 	}
 }
 
@@ -221,5 +221,5 @@ func (r *Relay) checkPopup(t *tab) {
 		}
 	}
 	t.unguarded = true
-	r.b.Go(context.Background(), &wire.Frame{Method: wire.Unguard, Params: tabParams(t.id)}, func(*wire.Frame, error) {})
+	r.b.GoNow(&wire.Frame{Method: wire.Unguard, Params: tabParams(t.id)}, func(*wire.Frame, error) {})
 }

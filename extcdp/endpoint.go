@@ -85,7 +85,7 @@ func (r *Relay) Handler(opts HandlerOptions) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &endpoint{r: r, opts: opts}
+	return &endpoint{r: r, opts: opts, pending: newBudget(maxPendingTotal)}
 }
 
 type endpoint struct {
@@ -96,7 +96,13 @@ type endpoint struct {
 	clients int
 
 	queued atomic.Int64 // unread bytes of every client
-	big    sync.Mutex   // held while one large message is read and handled
+	// big is the turn for one large message to be read and handled; a
+	// channel, so that a client waiting for it can still go away.
+	big     chan struct{}
+	bigOnce sync.Once
+	// pending is what every client's messages read and not yet handed on
+	// hold (pending.go).
+	pending *budget
 }
 
 func (e *endpoint) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -262,16 +268,27 @@ func (e *endpoint) serveClient(w http.ResponseWriter, req *http.Request) {
 			}
 		}
 	}()
+	mine := newBudget(maxPendingPerClient)
 	for {
 		if err := c.waitInFlight(ctx, e.opts.MaxInFlight); err != nil {
+			break
+		}
+		if mine.wait(ctx) != nil || e.pending.wait(ctx) != nil {
 			break
 		}
 		typ, data, unlock, err := e.read(ctx, ws)
 		if err != nil {
 			break
 		}
+		n := int64(len(data))
+		mine.add(n)
+		e.pending.add(n)
 		c.sent() // whatever the message, exactly one reply goes back
-		e.handle(c, typ, data, unlock)
+		e.handle(c, typ, data, func() {
+			unlock()
+			mine.add(-n)
+			e.pending.add(-n)
+		})
 	}
 	cancel()
 	c.Close()
@@ -283,12 +300,23 @@ func (e *endpoint) serveClient(w http.ResponseWriter, req *http.Request) {
 // bigMessage is the size past which a client message waits for its turn.
 const bigMessage = 1 << 20
 
+// bigReadTimeout bounds how long a large message may take to arrive once
+// it holds the turn: 100 MiB over loopback takes well under a second, and a
+// client that stalls in the middle of one must not hold up every other
+// client's large messages. Past it the client is disconnected.
+var bigReadTimeout = 20 * time.Second
+
 // read reads one message. One over bigMessage is read and handled only
 // while it holds e.big: a large message costs a few copies of itself on
 // its way to the extension, and many at once must not add up. unlock
 // releases it after handling.
 func (e *endpoint) read(ctx context.Context, ws *websocket.Conn) (websocket.MessageType, []byte, func(), error) {
-	typ, rd, err := ws.Reader(ctx)
+	e.bigOnce.Do(func() { e.big = make(chan struct{}, 1) })
+	// The message's own context: cancelling it mid-message closes the
+	// connection, which is what a stalled large message gets.
+	mctx, mcancel := context.WithCancel(ctx)
+	defer mcancel()
+	typ, rd, err := ws.Reader(mctx)
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -306,13 +334,20 @@ func (e *endpoint) read(ctx context.Context, ws *websocket.Conn) (websocket.Mess
 			return 0, nil, nil, err
 		}
 	}
-	e.big.Lock()
+	select {
+	case e.big <- struct{}{}:
+	case <-ctx.Done():
+		return 0, nil, nil, ctx.Err()
+	}
+	unlock := func() { <-e.big }
+	stall := time.AfterFunc(bigReadTimeout, mcancel)
 	rest, err := io.ReadAll(rd)
+	stall.Stop()
 	if err != nil {
-		e.big.Unlock()
+		unlock()
 		return 0, nil, nil, err
 	}
-	return typ, append(buf, rest...), e.big.Unlock, nil
+	return typ, append(buf, rest...), unlock, nil
 }
 
 // zeroID stands for a client's id 0 inside the relay, where 0 means "no

@@ -76,6 +76,7 @@ func (c *Client) runLane(key target.SessionID, l *lane) {
 		l.queue = l.queue[1:]
 		c.lanes.mu.Unlock()
 		c.handle(it.m)
+		c.leftBehind()
 		if it.done != nil {
 			it.done()
 		}

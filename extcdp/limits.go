@@ -1,6 +1,7 @@
 package extcdp
 
 import (
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -25,7 +26,22 @@ const (
 	defaultMaxInFlight = 1024
 	// messageOverhead is what a queued message costs besides its JSON.
 	messageOverhead = 128
+	// maxSessions is how many sessions one client may hold. Each costs the
+	// relay on every event of its tab and when the client leaves, under
+	// the lock every client needs: 100,000 sessions on one tab held the
+	// others up for 3.4 s as their client left. Playwright and Puppeteer
+	// hold one or two per tab.
+	maxSessions = 4096
 )
+
+// tooManySessions refuses a new session to a client that holds
+// maxSessions. Call with r.mu held.
+func (c *Client) tooManySessions() error {
+	if c.sessions < maxSessions {
+		return nil
+	}
+	return fmt.Errorf("livetab: this client holds %d sessions, the most one client may: detach from the ones it no longer uses (Target.detachFromTarget)", c.sessions)
+}
 
 // queueLimits bound a client's unread messages. nil means unbounded: the
 // in-process transport is read by chromedp's own loop.

@@ -567,6 +567,7 @@ func attachable(url string) bool {
 func (r *Relay) newSession(c *Client, t *tab, ch *child) *session {
 	s := &session{id: target.SessionID(randomID()), client: c, tab: t, child: ch}
 	r.sessions[s.id] = s
+	c.sessions++
 	if ch != nil {
 		ch.sessions = append(ch.sessions, s)
 	} else {
@@ -593,6 +594,7 @@ func (r *Relay) endSession(s *session) {
 		return
 	}
 	delete(r.sessions, s.id)
+	s.client.sessions--
 	if s.child != nil {
 		s.child.sessions = removeSession(s.child.sessions, s)
 	} else if s.tab != nil {

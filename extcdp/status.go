@@ -23,6 +23,10 @@ type TabStatus struct {
 	Attached bool   `json:"attached"`
 	Sessions int    `json:"sessions"`
 	Created  bool   `json:"createdByLivetab"`
+	// Client marks a tab a client opened (or its page did): over the
+	// endpoint, whose token every client holds, its target id, URL and
+	// title are left out, as everywhere else a client could look.
+	Client bool `json:"client,omitempty"`
 }
 
 // Status reports whether the extension is connected, which tabs the relay
@@ -36,7 +40,7 @@ func (r *Relay) Status() Status {
 	for _, t := range r.tabs {
 		st.Tabs = append(st.Tabs, TabStatus{
 			TabID: t.id, TargetID: string(t.targetID), URL: t.info.URL, Title: t.info.Title,
-			Attached: t.attached, Sessions: len(t.sessions), Created: t.created,
+			Attached: t.attached, Sessions: len(t.sessions), Created: t.created, Client: t.creator != nil,
 		})
 	}
 	return st
@@ -46,5 +50,11 @@ func (e *endpoint) status(w http.ResponseWriter, req *http.Request) {
 	if e.r.b.Connected() {
 		e.r.refreshTabs(req.Context())
 	}
-	writeJSON(w, e.r.Status())
+	st := e.r.Status()
+	for i := range st.Tabs {
+		if ts := &st.Tabs[i]; ts.Client {
+			ts.TargetID, ts.URL, ts.Title = "", "", ""
+		}
+	}
+	writeJSON(w, st)
 }

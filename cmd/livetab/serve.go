@@ -87,12 +87,15 @@ func runServe(ctx context.Context, args []string) error {
 	defer b.Close()
 	relay := extcdp.RelayFor(b)
 	relay.SetLogger(lg)
-	h := relay.Handler(extcdp.HandlerOptions{Token: b.Token(), SingleClient: *single, Logger: lg})
+	// Not the pairing token: a client that held it could pair as the
+	// extension and see the other clients' commands.
+	epToken := bridge.EndpointToken(b.Token())
+	h := relay.Handler(extcdp.HandlerOptions{Token: epToken, SingleClient: *single, Logger: lg})
 	for _, p := range []string{"/json", "/json/", "/devtools/", "/livetab/"} {
 		b.Handle(p, h)
 	}
 	host := b.Addr().String()
-	ep := livetab.Endpoint{URL: relay.BrowserURL(host, b.Token()), HTTP: "http://" + host, PID: os.Getpid()}
+	ep := livetab.Endpoint{URL: relay.BrowserURL(host, epToken), HTTP: "http://" + host, PID: os.Getpid()}
 
 	var browserDone <-chan struct{}
 	if launch != "" {

@@ -57,6 +57,12 @@ func runStatus(ctx context.Context, args []string) error {
 		if t.Created {
 			state += ", opened by livetab"
 		}
+		if t.Client {
+			// The serve shows no client's tab to another: its address is
+			// that client's.
+			fmt.Printf("  %-6d (a client's tab)  [%s]\n", t.TabID, state)
+			continue
+		}
 		fmt.Printf("  %-6d %s  %q  [%s]\n", t.TabID, t.URL, t.Title, state)
 	}
 	return nil

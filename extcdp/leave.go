@@ -1,0 +1,60 @@
+package extcdp
+
+import (
+	"context"
+
+	"github.com/livetab/livetab/internal/wire"
+)
+
+// release lets go of everything of a client that closed: its sessions end
+// (the debugger leaves tabs no one else uses) and the tabs it opened close.
+// Close runs it, and so does each of the client's lanes after a command it
+// handled once the client had closed: a command still on its way when the
+// client left (an attach, a createTarget the extension was answering) would
+// otherwise leave a session that keeps Chrome's debugging bar on the
+// person's tab for good, or a tab open in the person's browser.
+func (c *Client) release() {
+	r := c.r
+	r.mu.Lock()
+	delete(r.clients, c)
+	var touched []*tab
+	for _, s := range r.sessions {
+		if s.client == c {
+			r.endSession(s)
+			if s.tab != nil { // nil for a browser session
+				touched = append(touched, s.tab)
+			}
+		}
+	}
+	var mine []int64
+	for _, t := range r.tabs {
+		if t.creator == c && !c.closing[t.id] {
+			if c.closing == nil {
+				c.closing = map[int64]bool{}
+			}
+			c.closing[t.id] = true
+			mine = append(mine, t.id)
+		}
+	}
+	for _, t := range touched {
+		r.releaseIfUnused(t)
+	}
+	r.mu.Unlock()
+	if len(mine) > 0 {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
+			defer cancel()
+			for _, id := range mine {
+				r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: id})
+			}
+		}()
+	}
+}
+
+// leftBehind runs after a lane handled a command: if the client closed in
+// the meantime, what the command made is let go of.
+func (c *Client) leftBehind() {
+	if c.ctx.Err() != nil {
+		c.release()
+	}
+}
