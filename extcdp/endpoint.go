@@ -3,6 +3,7 @@ package extcdp
 import (
 	"context"
 	"crypto/subtle"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -55,6 +56,11 @@ type HandlerOptions struct {
 	// come back. Default 1024.
 	MaxInFlight int64
 
+	// MaxClients bounds the connected clients: each may hold up to 1 MiB
+	// of a message it has not finished sending. Past it a new connection
+	// gets 503. Default 128.
+	MaxClients int
+
 	// Logger receives connection events; never the token.
 	Logger *slog.Logger
 }
@@ -81,6 +87,9 @@ func (r *Relay) Handler(opts HandlerOptions) http.Handler {
 	}
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = defaultMaxInFlight
+	}
+	if opts.MaxClients <= 0 {
+		opts.MaxClients = defaultMaxClients
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -211,23 +220,27 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 func (e *endpoint) serveClient(w http.ResponseWriter, req *http.Request) {
-	if e.opts.SingleClient {
-		e.mu.Lock()
-		busy := e.clients > 0
-		if !busy {
-			e.clients++
-		}
-		e.mu.Unlock()
-		if busy {
-			http.Error(w, "livetab: another client is connected (single-client mode)", http.StatusConflict)
-			return
-		}
-		defer func() {
-			e.mu.Lock()
-			e.clients--
-			e.mu.Unlock()
-		}()
+	e.mu.Lock()
+	single := e.opts.SingleClient && e.clients > 0
+	full := e.clients >= e.opts.MaxClients
+	if !single && !full {
+		e.clients++
 	}
+	e.mu.Unlock()
+	switch {
+	case single:
+		http.Error(w, "livetab: another client is connected (single-client mode)", http.StatusConflict)
+		return
+	case full:
+		e.opts.Logger.Warn("refused a CDP client: too many connected", "max", e.opts.MaxClients)
+		http.Error(w, fmt.Sprintf("livetab: %d clients are connected, the most this endpoint serves; close some and retry", e.opts.MaxClients), http.StatusServiceUnavailable)
+		return
+	}
+	defer func() {
+		e.mu.Lock()
+		e.clients--
+		e.mu.Unlock()
+	}()
 	ws, err := websocket.Accept(w, req, nil)
 	if err != nil {
 		return

@@ -24,6 +24,9 @@ const (
 	// extension at once; past it the endpoint stops reading that client's
 	// socket until replies come back (TCP pushes back on the sender).
 	defaultMaxInFlight = 1024
+	// defaultMaxClients bounds the endpoint's connections, and with them
+	// the unfinished messages (up to 1 MiB each) they may hold.
+	defaultMaxClients = 128
 	// messageOverhead is what a queued message costs besides its JSON.
 	messageOverhead = 128
 	// maxSessions is how many sessions one client may hold. Each costs the
