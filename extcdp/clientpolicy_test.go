@@ -3,17 +3,14 @@ package extcdp_test
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 
 	"github.com/livetab/livetab/extcdp"
+	"github.com/livetab/livetab/internal/testsite"
 	"github.com/livetab/livetab/internal/wire"
 )
 
@@ -105,38 +102,6 @@ func (c *rawClient) popupOf(opener string) string {
 	return ""
 }
 
-// counter is a local server that counts its requests; its address is one
-// the tests' policies never allow.
-type counter struct {
-	*httptest.Server
-	hits atomic.Int64
-}
-
-func newCounter(t *testing.T, ip string, page string) *counter {
-	t.Helper()
-	l, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &counter{}
-	c.Server = &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/favicon.ico" {
-			http.NotFound(w, r)
-			return
-		}
-		c.hits.Add(1)
-		if to := r.URL.Query().Get("to"); to != "" {
-			http.Redirect(w, r, to, http.StatusFound)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, page)
-	})}}
-	c.Start()
-	t.Cleanup(c.Close)
-	return c
-}
-
 // popupPage opens to in a new tab three ways: a link with target=_blank, a
 // button that calls window.open, a form with target=_blank.
 func popupPage(to string) string {
@@ -151,15 +116,15 @@ func popupPage(to string) string {
 // and the client can drive it.
 func TestPopupsStayWithinThePolicy(t *testing.T) {
 	srv, tok := endpoint(t)
-	forbidden := newCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
-	allowed := newCounter(t, "127.0.0.1", popupPage(forbidden.URL+"/from-popup"))
-	opener := newCounter(t, "127.0.0.1", popupPage(forbidden.URL+"/x"))
-	redirect := newCounter(t, "127.0.0.1", popupPage(allowed.URL+"/r?to="+forbidden.URL+"/redirected"))
-	toAllowed := newCounter(t, "127.0.0.1", popupPage(allowed.URL+"/popup"))
+	forbidden := testsite.NewCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
+	allowed := testsite.NewCounter(t, "127.0.0.1", popupPage(forbidden.URL+"/from-popup"))
+	opener := testsite.NewCounter(t, "127.0.0.1", popupPage(forbidden.URL+"/x"))
+	redirect := testsite.NewCounter(t, "127.0.0.1", popupPage(allowed.URL+"/r?to="+forbidden.URL+"/redirected"))
+	toAllowed := testsite.NewCounter(t, "127.0.0.1", popupPage(allowed.URL+"/popup"))
 
 	a := dialRawTo(t, srv, tok)
 	a.must("", extcdp.LivetabSetPolicy, map[string]any{"sharedOnly": true, "domains": []string{"127.0.0.1"}})
-	for _, page := range []*counter{opener, redirect} {
+	for _, page := range []*testsite.Counter{opener, redirect} {
 		tid, sid := a.open(page.URL + "/")
 		a.eval(sid, `document.readyState === 'complete' || new Promise(r => onload = r)`)
 		for _, el := range []string{"a", "b", "fb"} {
@@ -168,16 +133,16 @@ func TestPopupsStayWithinThePolicy(t *testing.T) {
 		time.Sleep(1500 * time.Millisecond)
 		a.must("", "Target.closeTarget", map[string]any{"targetId": tid})
 	}
-	if n := forbidden.hits.Load(); n != 0 {
+	if n := forbidden.Hits.Load(); n != 0 {
 		t.Fatalf("the forbidden server got %d requests through popups", n)
 	}
-	if n := allowed.hits.Load(); n < 3 {
+	if n := allowed.Hits.Load(); n < 3 {
 		t.Fatalf("the allowed popup server got %d requests before redirecting, want 3", n)
 	}
 
 	// An allowed popup opens; the client attaches to it and its own popup
 	// to a forbidden address is blocked too.
-	allowed.hits.Store(0)
+	allowed.Hits.Store(0)
 	tid, sid := a.open(toAllowed.URL + "/")
 	a.eval(sid, `document.readyState === 'complete' || new Promise(r => onload = r)`)
 	a.eval(sid, `document.getElementById('a').click(), true`)
@@ -190,10 +155,10 @@ func TestPopupsStayWithinThePolicy(t *testing.T) {
 		a.eval(psid, `document.getElementById('`+el+`').click(), true`)
 	}
 	time.Sleep(1500 * time.Millisecond)
-	if n := forbidden.hits.Load(); n != 0 {
+	if n := forbidden.Hits.Load(); n != 0 {
 		t.Fatalf("the forbidden server got %d requests from a popup's popups", n)
 	}
-	if n := allowed.hits.Load(); n != 1 {
+	if n := allowed.Hits.Load(); n != 1 {
 		t.Fatalf("the allowed popup server got %d requests, want 1", n)
 	}
 }
@@ -202,8 +167,8 @@ func TestPopupsStayWithinThePolicy(t *testing.T) {
 // even when it goes without a goodbye.
 func TestPolicyBelongsToItsClient(t *testing.T) {
 	srv, tok := endpoint(t)
-	forbidden := newCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
-	opener := newCounter(t, "127.0.0.1", popupPage(forbidden.URL+"/x"))
+	forbidden := testsite.NewCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
+	opener := testsite.NewCounter(t, "127.0.0.1", popupPage(forbidden.URL+"/x"))
 
 	a := dialRawTo(t, srv, tok)
 	b := dialRawTo(t, srv, tok)
@@ -236,9 +201,9 @@ func TestPolicyBelongsToItsClient(t *testing.T) {
 	_, bop := b.open(opener.URL + "/")
 	b.eval(bop, `document.readyState === 'complete' || new Promise(r => onload = r)`)
 	for _, el := range []string{"a", "b"} {
-		before := forbidden.hits.Load()
+		before := forbidden.Hits.Load()
 		b.eval(bop, `document.getElementById('`+el+`').click(), true`)
-		waitFor(t, "B's popup while A holds its policy", func() bool { return forbidden.hits.Load() > before })
+		waitFor(t, "B's popup while A holds its policy", func() bool { return forbidden.Hits.Load() > before })
 	}
 	// A's tab leaves A's domains: A's sessions end with a reason, B's stay.
 	// (A tab both may use is one of the person's, shared with livetab: a
@@ -281,9 +246,9 @@ func TestPolicyBelongsToItsClient(t *testing.T) {
 			t.Fatal(err)
 		}
 		cl.eval(sid, `document.readyState === 'complete' || new Promise(r => onload = r)`)
-		before := forbidden.hits.Load()
+		before := forbidden.Hits.Load()
 		cl.eval(sid, `document.getElementById('a').click(), true`)
-		waitFor(t, "the popup after A left", func() bool { return forbidden.hits.Load() > before })
+		waitFor(t, "the popup after A left", func() bool { return forbidden.Hits.Load() > before })
 	}
 }
 
@@ -335,14 +300,14 @@ func waitFor(t *testing.T, what string, f func() bool) {
 // hosts the policy names.
 func TestPopupsKeepOffPrivateAddresses(t *testing.T) {
 	srv, tok := endpoint(t)
-	forbidden := newCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
-	named := newCounter(t, "127.0.0.1", "<title>named</title>")
-	toForbidden := newCounter(t, "127.0.0.1", popupPage(forbidden.URL+"/x"))
-	toNamed := newCounter(t, "127.0.0.1", popupPage(named.URL+"/ok"))
+	forbidden := testsite.NewCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
+	named := testsite.NewCounter(t, "127.0.0.1", "<title>named</title>")
+	toForbidden := testsite.NewCounter(t, "127.0.0.1", popupPage(forbidden.URL+"/x"))
+	toNamed := testsite.NewCounter(t, "127.0.0.1", popupPage(named.URL+"/ok"))
 
 	a := dialRawTo(t, srv, tok)
 	a.must("", extcdp.LivetabSetPolicy, map[string]any{"sharedOnly": true, "domains": []string{}, "blockPrivate": true, "privateAllowed": []string{"127.0.0.1"}})
-	for _, page := range []*counter{toForbidden, toNamed} {
+	for _, page := range []*testsite.Counter{toForbidden, toNamed} {
 		tid, sid := a.open(page.URL + "/")
 		a.eval(sid, `document.readyState === 'complete' || new Promise(r => onload = r)`)
 		for _, el := range []string{"a", "b", "fb"} {
@@ -351,10 +316,10 @@ func TestPopupsKeepOffPrivateAddresses(t *testing.T) {
 		time.Sleep(1500 * time.Millisecond)
 		a.must("", "Target.closeTarget", map[string]any{"targetId": tid})
 	}
-	if n := forbidden.hits.Load(); n != 0 {
+	if n := forbidden.Hits.Load(); n != 0 {
 		t.Fatalf("the private address got %d requests through popups", n)
 	}
-	if n := named.hits.Load(); n != 3 {
+	if n := named.Hits.Load(); n != 3 {
 		t.Fatalf("the named address got %d requests through popups, want 3", n)
 	}
 }
@@ -365,8 +330,8 @@ func TestPopupsKeepOffPrivateAddresses(t *testing.T) {
 // again).
 func TestPersonsPopupsAreFree(t *testing.T) {
 	srv, tok := endpoint(t)
-	forbidden := newCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
-	opener := newCounter(t, "127.0.0.1", popupPage(forbidden.URL+"/x"))
+	forbidden := testsite.NewCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
+	opener := testsite.NewCounter(t, "127.0.0.1", popupPage(forbidden.URL+"/x"))
 	a := dialRawTo(t, srv, tok)
 	a.must("", extcdp.LivetabSetPolicy, map[string]any{"sharedOnly": true, "domains": []string{"127.0.0.1"}})
 	a.open(site.URL + "/form")
@@ -389,7 +354,7 @@ func TestPersonsPopupsAreFree(t *testing.T) {
 	}
 	jsonv2.Unmarshal(res, &at, wire.Options)
 	for _, el := range []string{"a", "b"} {
-		before := forbidden.hits.Load()
+		before := forbidden.Hits.Load()
 		expr := `new Promise(r => { const f = () => document.getElementById('` + el + `') ? r(document.getElementById('` + el + `').click()) : setTimeout(f, 20); f(); })`
 		for i := 0; ; i++ {
 			_, err := u.CallSession(ctx, at.SessionID, "Runtime.evaluate", map[string]any{"expression": expr, "userGesture": true, "awaitPromise": true})
@@ -401,7 +366,7 @@ func TestPersonsPopupsAreFree(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond) // the first page is still committing
 		}
-		waitFor(t, "the person's popup", func() bool { return forbidden.hits.Load() > before })
+		waitFor(t, "the person's popup", func() bool { return forbidden.Hits.Load() > before })
 	}
 }
 

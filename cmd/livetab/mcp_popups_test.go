@@ -4,51 +4,17 @@ import (
 	"context"
 	"fmt"
 	"html"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
+
+	"github.com/livetab/livetab/internal/testsite"
 )
-
-// counter is a local server that counts the requests for its pages.
-type counter struct {
-	*httptest.Server
-	hits atomic.Int64
-}
-
-// newCounter serves page on ip; /r?to=URL redirects to URL.
-func newCounter(t *testing.T, ip, page string) *counter {
-	t.Helper()
-	l, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &counter{}
-	c.Server = &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/favicon.ico" {
-			http.NotFound(w, r)
-			return
-		}
-		c.hits.Add(1)
-		if to := r.URL.Query().Get("to"); to != "" {
-			http.Redirect(w, r, to, http.StatusFound)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, page)
-	})}}
-	c.Start()
-	t.Cleanup(c.Close)
-	return c
-}
 
 // opener is a page that opens to in a new tab three ways.
 func opener(to string) string {
@@ -73,14 +39,14 @@ var popupButtons = []string{`link "open link"`, `button "open window"`, `button 
 // result names it, and the agent can use it.
 func TestMCPPopups(t *testing.T) {
 	s := needShared(t)
-	forbidden := newCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
-	allowed := newCounter(t, "127.0.0.1", `<!doctype html><title>allowed</title><p>popup content</p>`)
-	bad := newCounter(t, "127.0.0.1", opener(forbidden.URL+"/x"))
-	redirect := newCounter(t, "127.0.0.1", opener(allowed.URL+"/r?to="+forbidden.URL+"/redirected"))
-	good := newCounter(t, "127.0.0.1", opener(allowed.URL+"/ok"))
+	forbidden := testsite.NewCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
+	allowed := testsite.NewCounter(t, "127.0.0.1", `<!doctype html><title>allowed</title><p>popup content</p>`)
+	bad := testsite.NewCounter(t, "127.0.0.1", opener(forbidden.URL+"/x"))
+	redirect := testsite.NewCounter(t, "127.0.0.1", opener(allowed.URL+"/r?to="+forbidden.URL+"/redirected"))
+	good := testsite.NewCounter(t, "127.0.0.1", opener(allowed.URL+"/ok"))
 	c := startMCP(t, s.home, nil, "--allow-domain", "127.0.0.1")
 
-	for _, page := range []*counter{bad, redirect} {
+	for _, page := range []*testsite.Counter{bad, redirect} {
 		c.ok(t, "browser_navigate", map[string]any{"url": page.URL + "/"})
 		snap, _ := c.ok(t, "browser_snapshot", nil)
 		for _, b := range popupButtons {
@@ -90,10 +56,10 @@ func TestMCPPopups(t *testing.T) {
 			}
 		}
 	}
-	if n := forbidden.hits.Load(); n != 0 {
+	if n := forbidden.Hits.Load(); n != 0 {
 		t.Fatalf("the forbidden server got %d requests through popups", n)
 	}
-	if n := allowed.hits.Load(); n != 3 {
+	if n := allowed.Hits.Load(); n != 3 {
 		t.Errorf("the allowed server got %d requests (the redirecting popups), want 3", n)
 	}
 	text, _ := c.ok(t, "browser_tabs", map[string]any{"action": "list"})
@@ -117,7 +83,7 @@ func TestMCPPopups(t *testing.T) {
 	if text, _ := c.ok(t, "browser_read", nil); !strings.Contains(text, "popup content") {
 		t.Fatalf("reading the popup: %s", text)
 	}
-	if n := allowed.hits.Load(); n != 6 {
+	if n := allowed.Hits.Load(); n != 6 {
 		t.Errorf("the allowed server got %d requests, want 6", n)
 	}
 }
@@ -126,8 +92,8 @@ func TestMCPPopups(t *testing.T) {
 // and says no goodbye: another program on the same serve is free again.
 func TestMCPPolicyEndsWithTheAgent(t *testing.T) {
 	s := needShared(t)
-	forbidden := newCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
-	page := newCounter(t, "127.0.0.1", opener(forbidden.URL+"/x"))
+	forbidden := testsite.NewCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
+	page := testsite.NewCounter(t, "127.0.0.1", opener(forbidden.URL+"/x"))
 	c := startMCP(t, s.home, nil, "--allow-domain", "127.0.0.1")
 	c.ok(t, "browser_navigate", map[string]any{"url": page.URL + "/"})
 	if err := c.cmd.Process.Kill(); err != nil {
@@ -151,7 +117,7 @@ func TestMCPPolicyEndsWithTheAgent(t *testing.T) {
 	}
 	// The serve sees the agent's connection drop within a moment.
 	deadline := time.Now().Add(10 * time.Second)
-	for forbidden.hits.Load() == 0 {
+	for forbidden.Hits.Load() == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the killed agent's policy still blocks another program's popups")
 		}
@@ -166,8 +132,8 @@ func TestMCPPolicyEndsWithTheAgent(t *testing.T) {
 // a host --allow-domain names.
 func TestMCPPopupsAnyDomain(t *testing.T) {
 	s := needShared(t)
-	forbidden := newCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
-	page := newCounter(t, "127.0.0.1", opener(forbidden.URL+"/x"))
+	forbidden := testsite.NewCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
+	page := testsite.NewCounter(t, "127.0.0.1", opener(forbidden.URL+"/x"))
 	c := startMCP(t, s.home, nil, "--any-domain", "--allow-domain", "127.0.0.1")
 	c.ok(t, "browser_navigate", map[string]any{"url": page.URL + "/"})
 	snap, _ := c.ok(t, "browser_snapshot", nil)
@@ -177,7 +143,7 @@ func TestMCPPopupsAnyDomain(t *testing.T) {
 			t.Errorf("clicking %s: %s", b, text)
 		}
 	}
-	if n := forbidden.hits.Load(); n != 0 {
+	if n := forbidden.Hits.Load(); n != 0 {
 		t.Fatalf("the private address got %d requests through popups", n)
 	}
 }
