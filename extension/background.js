@@ -68,11 +68,13 @@ const reassembler = new Reassembler();
 /** @type {Set<number>} Tabs whose debugger this extension holds. */
 const ours = new Set();
 // A new tab with an opener waits this long for webNavigation to say which
-// page opened it, so that its first report names its real opener and Go
-// never announces another client's popup to everyone.
+// page opened it, so that its first report names its real opener: Go never
+// announces another client's popup to everyone, and Puppeteer, which looks
+// at a target's openerId only when it appears or changes URL, sees whose
+// popup it is. Under load the link came later than 500 ms.
 /** @type {Map<number, () => void>} */
 const sourceWaiters = new Map();
-const SOURCE_WAIT_MS = 500;
+const SOURCE_WAIT_MS = 1500;
 
 // ---- sharing and policy ----------------------------------------------------
 
