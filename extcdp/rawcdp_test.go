@@ -28,6 +28,9 @@ type rawClient struct {
 	events  []rawMsg
 	evs     chan rawEvent // the events again, for tests that wait on them
 	closed  chan struct{}
+	// bound is how long a command may wait for its reply; 20 s unless a
+	// test holds the relay to less.
+	bound time.Duration
 }
 
 type rawEvent struct {
@@ -58,14 +61,20 @@ func dialRaw(t *testing.T) *rawClient {
 // dialRawTo connects a raw client to the endpoint srv serves.
 func dialRawTo(t *testing.T, srv *httptest.Server, tok string) *rawClient {
 	t.Helper()
+	return dialRawURL(t, extcdp.RelayFor(env.Bridge).BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok))
+}
+
+// dialRawURL connects a raw client to a browser WebSocket URL.
+func dialRawURL(t *testing.T, url string) *rawClient {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, extcdp.RelayFor(env.Bridge).BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok), nil)
+	ws, _, err := websocket.Dial(ctx, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ws.SetReadLimit(64 << 20)
-	c := &rawClient{t: t, ws: ws, waiting: map[int64]chan rawMsg{}, evs: make(chan rawEvent, 1024), closed: make(chan struct{})}
+	c := &rawClient{t: t, ws: ws, waiting: map[int64]chan rawMsg{}, evs: make(chan rawEvent, 1024), closed: make(chan struct{}), bound: 20 * time.Second}
 	go c.read()
 	t.Cleanup(func() { ws.CloseNow() })
 	return c
@@ -97,8 +106,9 @@ func (c *rawClient) read() {
 	}
 }
 
-// call sends a command and waits up to 20 s for its reply.
-func (c *rawClient) call(session, method string, params any) (jsonv2.Value, error) {
+// send sends a command and returns its reply as it came, error included;
+// err is for a reply that did not come within c.bound.
+func (c *rawClient) send(session, method string, params any) (rawMsg, error) {
 	c.mu.Lock()
 	c.next++
 	id := c.next
@@ -113,22 +123,31 @@ func (c *rawClient) call(session, method string, params any) (jsonv2.Value, erro
 		msg["params"] = params
 	}
 	b, _ := jsonv2.Marshal(msg, wire.Options)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), c.bound)
 	defer cancel()
 	if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
-		return nil, err
+		return rawMsg{}, err
 	}
 	select {
 	case m := <-ch:
-		if m.Error != nil {
-			return nil, fmt.Errorf("%s: %d %s", method, m.Error.Code, m.Error.Message)
-		}
-		return m.Result, nil
+		return m, nil
 	case <-c.closed:
-		return nil, fmt.Errorf("%s: connection closed", method)
+		return rawMsg{}, fmt.Errorf("%s: connection closed", method)
 	case <-ctx.Done():
-		return nil, fmt.Errorf("%s: no reply in 20 s", method)
+		return rawMsg{}, fmt.Errorf("%s: no reply within %v", method, c.bound)
 	}
+}
+
+// call sends a command and returns its result, or its error as an error.
+func (c *rawClient) call(session, method string, params any) (jsonv2.Value, error) {
+	m, err := c.send(session, method, params)
+	if err != nil {
+		return nil, err
+	}
+	if m.Error != nil {
+		return nil, fmt.Errorf("%s: %d %s", method, m.Error.Code, m.Error.Message)
+	}
+	return m.Result, nil
 }
 
 func (c *rawClient) must(session, method string, params any) jsonv2.Value {

@@ -37,22 +37,6 @@ func fakeEndpoint(t *testing.T, opts extcdp.HandlerOptions, setup func(*fakeext.
 	return r.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), redToken), r, srv
 }
 
-// dialRawURL connects a raw client to any endpoint URL.
-func dialRawURL(t *testing.T, u string) *rawClient {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	ws, _, err := websocket.Dial(ctx, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws.SetReadLimit(64 << 20)
-	c := &rawClient{t: t, ws: ws, waiting: map[int64]chan rawMsg{}, closed: make(chan struct{})}
-	go c.read()
-	t.Cleanup(func() { ws.CloseNow() })
-	return c
-}
-
 // A program that starts a large message and never finishes it must not
 // hold up every other client's large messages (Playwright's setInputFiles
 // sends files inline): messages over 1 MiB are read one at a time, so the

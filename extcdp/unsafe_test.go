@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/chromedp"
-	"github.com/coder/websocket"
 
 	"github.com/livetab/livetab/extcdp"
 	"github.com/livetab/livetab/internal/browsertest"
@@ -32,7 +30,7 @@ const answerBound = 5 * time.Second
 type crashEnv struct {
 	env    *browsertest.Env
 	url    string
-	canary *rawCDP
+	canary *rawClient
 	csid   string
 }
 
@@ -87,127 +85,24 @@ func (e *crashEnv) alive(t *testing.T) {
 	if !e.env.Bridge.Connected() {
 		t.Fatal("the extension disconnected")
 	}
-	if v, err := e.canary.eval(e.csid, "6*7"); err != nil || v != "42" {
+	if v, err := e.canary.evalJSON(e.csid, "6*7"); err != nil || v != "42" {
 		t.Fatalf("another tab no longer answers Runtime.evaluate: %q %v", v, err)
 	}
 }
 
-// rawCDP speaks CDP over a WebSocket as a foreign client would.
-type rawCDP struct {
-	ws      *websocket.Conn
-	mu      sync.Mutex
-	next    int64
-	waiters map[int64]chan cdpReply
-	events  chan cdpReply
-}
-
-type cdpReply struct {
-	ID        int64           `json:"id"`
-	Method    string          `json:"method"`
-	SessionID string          `json:"sessionId"`
-	Params    json.RawMessage `json:"params"`
-	Result    json.RawMessage `json:"result"`
-	Error     *struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-func dialCDP(t *testing.T, url string) *rawCDP {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	ws, _, err := websocket.Dial(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws.SetReadLimit(16 << 20)
-	c := &rawCDP{ws: ws, waiters: map[int64]chan cdpReply{}, events: make(chan cdpReply, 1000)}
-	t.Cleanup(func() { ws.CloseNow() })
-	go func() {
-		for {
-			_, data, err := ws.Read(context.Background())
-			if err != nil {
-				return
-			}
-			var m cdpReply
-			if json.Unmarshal(data, &m) != nil {
-				continue
-			}
-			if m.Method != "" {
-				select {
-				case c.events <- m:
-				default:
-				}
-				continue
-			}
-			c.mu.Lock()
-			w := c.waiters[m.ID]
-			delete(c.waiters, m.ID)
-			c.mu.Unlock()
-			if w != nil {
-				w <- m
-			}
-		}
-	}()
-	return c
-}
-
-// call sends a command and waits up to answerBound for its reply.
-func (c *rawCDP) call(sid, method string, params any) (cdpReply, error) {
-	c.mu.Lock()
-	c.next++
-	id := c.next
-	w := make(chan cdpReply, 1)
-	c.waiters[id] = w
-	c.mu.Unlock()
-	p, err := json.Marshal(params)
-	if err != nil {
-		return cdpReply{}, err
-	}
-	msg := map[string]any{"id": id, "method": method, "params": json.RawMessage(p)}
-	if sid != "" {
-		msg["sessionId"] = sid
-	}
-	b, _ := json.Marshal(msg)
-	ctx, cancel := context.WithTimeout(context.Background(), answerBound)
-	defer cancel()
-	if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
-		return cdpReply{}, err
-	}
-	select {
-	case m := <-w:
-		return m, nil
-	case <-ctx.Done():
-		return cdpReply{}, fmt.Errorf("no answer to %s within %v", method, answerBound)
-	}
-}
-
-func (c *rawCDP) must(t *testing.T, sid, method string, params any) json.RawMessage {
-	t.Helper()
-	r, err := c.call(sid, method, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Error != nil {
-		t.Fatalf("%s: %s", method, r.Error.Message)
-	}
-	return r.Result
-}
-
 // newTab opens a tab as a client does and attaches a flat session to it.
-func (c *rawCDP) newTab(t *testing.T, url string) (targetID, sid string) {
+func (c *rawClient) newTab(t *testing.T, url string) (targetID, sid string) {
 	t.Helper()
 	var ct struct{ TargetID string }
-	json.Unmarshal(c.must(t, "", "Target.createTarget", map[string]any{"url": url}), &ct)
+	json.Unmarshal(c.must("", "Target.createTarget", map[string]any{"url": url}), &ct)
 	var at struct{ SessionID string }
-	json.Unmarshal(c.must(t, "", "Target.attachToTarget", map[string]any{"targetId": ct.TargetID, "flatten": true}), &at)
+	json.Unmarshal(c.must("", "Target.attachToTarget", map[string]any{"targetId": ct.TargetID, "flatten": true}), &at)
 	return ct.TargetID, at.SessionID
 }
 
-// eval returns the value of an expression, JSON-encoded.
-func (c *rawCDP) eval(sid, expr string) (string, error) {
-	r, err := c.call(sid, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "awaitPromise": true})
+// evalJSON returns the value of an expression, JSON-encoded.
+func (c *rawClient) evalJSON(sid, expr string) (string, error) {
+	r, err := c.send(sid, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "awaitPromise": true})
 	if err != nil {
 		return "", err
 	}
@@ -251,18 +146,18 @@ func TestAttackFragmentNavigate(t *testing.T) {
 			c := dialCDP(t, e.url)
 			id, sid := c.newTab(t, tc.start)
 			defer c.call("", "Target.closeTarget", map[string]any{"targetId": id})
-			if _, err := c.eval(sid, "1+1"); err != nil {
+			if _, err := c.evalJSON(sid, "1+1"); err != nil {
 				t.Fatal(err)
 			}
 			if tc.enable {
-				c.must(t, sid, "Page.enable", nil)
+				c.must(sid, "Page.enable", nil)
 			}
 			params := map[string]any{"url": tc.url}
 			if tc.frame == "main" {
 				params["frameId"] = id
 			}
 			start := time.Now()
-			r, err := c.call(sid, "Page.navigate", params)
+			r, err := c.send(sid, "Page.navigate", params)
 			took := time.Since(start)
 			if err != nil {
 				e.alive(t)
@@ -278,7 +173,7 @@ func TestAttackFragmentNavigate(t *testing.T) {
 			if res["frameId"] != id || res["loaderId"] != nil {
 				t.Fatalf("reply %s, want the shape of a same-document navigation: frameId %s and no loaderId", r.Result, id)
 			}
-			if h, err := c.eval(sid, "location.hash"); err != nil || h != tc.hash {
+			if h, err := c.evalJSON(sid, "location.hash"); err != nil || h != tc.hash {
 				t.Fatalf("location.hash %s %v, want %s", h, err, tc.hash)
 			}
 			t.Logf("answered in %v", took.Round(time.Microsecond))
@@ -339,7 +234,7 @@ func TestAttackInternalPagesRefused(t *testing.T) {
 		{"url": "chrome://version"},
 		{"url": "mailto:someone@example.com"},
 	} {
-		r, err := c.call(sid, "Page.navigate", p)
+		r, err := c.send(sid, "Page.navigate", p)
 		if err != nil {
 			e.alive(t)
 			t.Fatal(err)
@@ -348,7 +243,7 @@ func TestAttackInternalPagesRefused(t *testing.T) {
 		if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "livetab refuses") {
 			t.Fatalf("Page.navigate %v: %s %+v, want a -32000 refusal", p, r.Result, r.Error)
 		}
-		if v, err := c.eval(sid, "location.pathname"); err != nil || v != `"/form"` {
+		if v, err := c.evalJSON(sid, "location.pathname"); err != nil || v != `"/form"` {
 			t.Fatalf("the tab after the refused %v: %s %v", p, v, err)
 		}
 	}
@@ -402,4 +297,13 @@ func TestAttackBackstopInExtension(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.alive(t)
+}
+
+// dialCDP connects a raw client held to answerBound: the attacks assert
+// that every command is answered that soon.
+func dialCDP(t *testing.T, url string) *rawClient {
+	t.Helper()
+	c := dialRawURL(t, url)
+	c.bound = answerBound
+	return c
 }
