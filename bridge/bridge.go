@@ -108,6 +108,39 @@ type Bridge struct {
 	closed    bool
 	closedCh  chan struct{}
 	lastClose string // why the last extension socket ended, for errors
+
+	// gone is closed when the browser the extension runs in has exited
+	// (see Watch); nil, so never ready, when nobody said which browser.
+	gone    <-chan struct{}
+	goneErr func() error
+}
+
+// Browser is a browser livetab launched, as [Bridge.Watch] needs it:
+// *extension.Browser is one.
+type Browser interface {
+	// Done is closed when the browser process has exited.
+	Done() <-chan struct{}
+	// Err says why it exited; nil while it runs.
+	Err() error
+}
+
+// Watch tells the bridge which browser its extension runs in. Once that
+// browser has exited, waiting for the extension fails at once with the
+// browser's own reason instead of advice to install the extension, which
+// a launched browser does not need.
+func (b *Bridge) Watch(br Browser) {
+	b.mu.Lock()
+	b.gone, b.goneErr = br.Done(), br.Err
+	b.mu.Unlock()
+}
+
+// exited is the error for a watched browser that has exited.
+func (b *Bridge) exited(why func() error) error {
+	err := why()
+	if err == nil {
+		err = errors.New("the browser exited")
+	}
+	return fmt.Errorf("bridge at %s: the extension's browser is gone: %w", b.URL(), err)
 }
 
 // Listen starts a bridge. It returns when the bridge listens; the extension
@@ -201,7 +234,7 @@ func (b *Bridge) Hello() wire.HelloParams {
 // ends first, says how to install and pair the extension.
 func (b *Bridge) WaitConnected(ctx context.Context) error {
 	b.mu.Lock()
-	ready, closed := b.ready, b.closed
+	ready, closed, gone, why := b.ready, b.closed, b.gone, b.goneErr
 	b.mu.Unlock()
 	if closed {
 		return ErrClosed
@@ -211,6 +244,8 @@ func (b *Bridge) WaitConnected(ctx context.Context) error {
 		return nil
 	case <-b.closedCh:
 		return ErrClosed
+	case <-gone:
+		return b.exited(why)
 	case <-ctx.Done():
 		return fmt.Errorf("bridge at %s: %w (%w)", b.URL(), ErrNotConnected, ctx.Err())
 	}
@@ -344,7 +379,7 @@ func (b *Bridge) Call(ctx context.Context, method string, tabID int64, params an
 // ReconnectWait.
 func (b *Bridge) current(ctx context.Context) (*extConn, error) {
 	b.mu.Lock()
-	c, ready, closed, last := b.conn, b.ready, b.closed, b.lastClose
+	c, ready, closed, last, gone, why := b.conn, b.ready, b.closed, b.lastClose, b.gone, b.goneErr
 	b.mu.Unlock()
 	if c != nil {
 		return c, nil
@@ -368,6 +403,8 @@ func (b *Bridge) current(ctx context.Context) (*extConn, error) {
 		return c, nil
 	case <-t.C:
 		return nil, b.notConnected(last)
+	case <-gone:
+		return nil, b.exited(why)
 	case <-b.closedCh:
 		return nil, ErrClosed
 	case <-ctx.Done():

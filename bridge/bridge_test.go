@@ -327,3 +327,30 @@ func TestTokenFile(t *testing.T) {
 		t.Fatalf("a readable token file was not tightened: %v", fi.Mode())
 	}
 }
+
+// deadBrowser is a launched browser that has exited.
+type deadBrowser struct{ done chan struct{} }
+
+func (d deadBrowser) Done() <-chan struct{} { return d.done }
+func (d deadBrowser) Err() error            { return errors.New("Chromium exited: boom") }
+
+func TestWatchedBrowserExitFailsWaitersAtOnce(t *testing.T) {
+	b, _ := listen(t) // ReconnectWait 2 s
+	d := deadBrowser{make(chan struct{})}
+	b.Watch(d)
+	errs := make(chan error, 2)
+	go func() { errs <- b.WaitConnected(context.Background()) }()
+	go func() { _, err := b.Call(context.Background(), "X.y", 0, nil); errs <- err }()
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	close(d.done)
+	for range 2 {
+		err := <-errs
+		if err == nil || !strings.Contains(err.Error(), "boom") || strings.Contains(err.Error(), "Load unpacked") {
+			t.Errorf("got %v, want the browser's reason", err)
+		}
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("waiters took %v to learn of the exit", d)
+	}
+}

@@ -81,7 +81,9 @@ type LaunchOptions struct {
 	// SitePerProcess puts cross-origin iframes in their own processes, so
 	// they become separate CDP targets (flat child sessions).
 	SitePerProcess bool
-	// Flags are extra command-line flags, added after Launch's own.
+	// Flags are extra command-line flags, added after Launch's own. An
+	// argument that is not a flag is a start page, opened instead of
+	// about:blank; headless Chromium opens only one (more make it exit).
 	Flags []string
 	// Stderr receives the browser's log; discarded when nil.
 	Stderr io.Writer
@@ -97,6 +99,7 @@ type Browser struct {
 	UserDataDir string
 
 	cmd       *exec.Cmd
+	log       *tail // the end of the browser's log, for Err
 	tempDir   bool
 	extDir    string // a temporary copy of the extension that Close removes
 	done      chan struct{}
@@ -140,6 +143,22 @@ func Launch(ctx context.Context, extDir string, opts LaunchOptions) (*Browser, e
 		os.Remove(portFile)
 	}
 
+	var flags, pages []string
+	for _, f := range opts.Flags {
+		if strings.HasPrefix(f, "-") {
+			flags = append(flags, f)
+		} else {
+			pages = append(pages, f)
+		}
+	}
+	if len(pages) == 0 {
+		pages = []string{"about:blank"}
+	}
+	if opts.Headless && len(pages) > 1 {
+		b.removeProfile()
+		return nil, fmt.Errorf("extension: headless Chromium opens one start page, not %d (%s): give one URL in LaunchOptions.Flags, and open the others as tabs with chromedp.NewContext", len(pages), strings.Join(pages, " "))
+	}
+
 	var args []string
 	if opts.Headless {
 		args = append(args, "--headless")
@@ -164,11 +183,15 @@ func Launch(ctx context.Context, extDir string, opts LaunchOptions) (*Browser, e
 	if opts.SitePerProcess {
 		args = append(args, "--site-per-process")
 	}
-	args = append(args, opts.Flags...)
-	args = append(args, "about:blank")
+	args = append(args, flags...)
+	args = append(args, pages...)
 
 	b.cmd = exec.Command(exe, args...)
-	b.cmd.Stderr = opts.Stderr
+	b.log = &tail{}
+	b.cmd.Stderr = b.log
+	if opts.Stderr != nil {
+		b.cmd.Stderr = io.MultiWriter(b.log, opts.Stderr)
+	}
 	// A helper that outlives the browser must not keep Wait on the log pipe.
 	b.cmd.WaitDelay = 2 * time.Second
 	setProcessGroup(b.cmd)
@@ -183,11 +206,61 @@ func Launch(ctx context.Context, extDir string, opts LaunchOptions) (*Browser, e
 
 	if opts.DebugPort {
 		if b.DebugURL, err = waitDebugURL(ctx, portFile, b.done); err != nil {
+			if exit := b.Err(); exit != nil {
+				err = exit
+			}
 			b.Close()
 			return nil, err
 		}
 	}
 	return b, nil
+}
+
+// ErrExited is the error of a launched browser that has exited.
+var ErrExited = errors.New("Chromium exited")
+
+// Err says why the browser exited, with the last lines of its log (a
+// browser that dies at start says why only there); nil while it runs. A
+// bridge that watches the browser (bridge.Bridge.Watch) fails with it.
+func (b *Browser) Err() error {
+	select {
+	case <-b.done:
+	default:
+		return nil
+	}
+	last := b.log.lastLines(5)
+	if last == "" {
+		return fmt.Errorf("extension: %w (%s); it printed nothing", ErrExited, b.cmd.ProcessState)
+	}
+	return fmt.Errorf("extension: %w (%s): %s", ErrExited, b.cmd.ProcessState, last)
+}
+
+// tail keeps the end of a log.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailSize = 4 << 10
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*tailSize {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailSize:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) lastLines(n int) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(string(t.buf)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.TrimSpace(strings.Join(lines, " | "))
 }
 
 // waitDebugURL reads the port Chromium chose from the DevToolsActivePort
@@ -211,7 +284,7 @@ func waitDebugURL(ctx context.Context, portFile string, done <-chan struct{}) (s
 		}
 		select {
 		case <-done:
-			return "", errors.New("extension: Chromium exited during start: run it by hand with the same flags (LaunchOptions.Stderr shows its log)")
+			return "", errors.New("extension: Chromium exited during start")
 		case <-ctx.Done():
 			return "", fmt.Errorf("extension: Chromium did not open its debugging port: %w", ctx.Err())
 		case <-tick.C:

@@ -191,6 +191,7 @@ func launchBrowser(ctx context.Context, b *bridge.Bridge, exe string, headless b
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	b.Watch(br)
 	return &launched{Browser: br, dir: dir}, nil
 }
 

@@ -53,6 +53,7 @@ func run() error {
 		return err
 	}
 	defer browser.Close()
+	b.Watch(browser) // if it dies, fail at once with its reason
 
 	allocCtx, cancelAlloc := extcdp.NewAllocator(ctx, b)
 	defer cancelAlloc()

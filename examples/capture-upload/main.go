@@ -82,6 +82,7 @@ func run(out string) error {
 		return err
 	}
 	defer browser.Close()
+	b.Watch(browser) // if it dies, fail at once with its reason
 	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
 	err = b.WaitConnected(wctx)
 	wcancel()

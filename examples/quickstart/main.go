@@ -54,6 +54,7 @@ func run() error {
 		return err
 	}
 	defer browser.Close()
+	b.Watch(browser) // if it dies, fail at once with its reason
 	fmt.Println("launched Chromium with the livetab extension", extension.ID)
 
 	// 3. Plain chromedp on a livetab allocator.
