@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"text/tabwriter"
 	"time"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
@@ -41,18 +43,31 @@ func runStatus(ctx context.Context, args []string) error {
 	if err := jsonv2.Unmarshal(body, &st); err != nil {
 		return fmt.Errorf("decoding the status of %s (is the serve of another livetab version?): %w", e.HTTP, err)
 	}
-	fmt.Printf("serve      %s (pid %d)\n", e.HTTP, e.PID)
+	writeStatus(os.Stdout, e, st)
+	return nil
+}
+
+// writeStatus prints st for a person: what they need to attach to a tab
+// (its target id) and what each state means.
+func writeStatus(w io.Writer, e livetab.Endpoint, st extcdp.Status) {
+	fmt.Fprintf(w, "serve      %s (pid %d)\n", e.HTTP, e.PID)
 	if st.Connected {
-		fmt.Printf("extension  connected: livetab %s, %s\n", st.Extension.Version, st.Extension.UserAgent)
+		fmt.Fprintf(w, "extension  connected: livetab %s, %s\n", st.Extension.Version, st.Extension.UserAgent)
 	} else {
-		fmt.Println("extension  not connected (`livetab doctor` says why)")
+		fmt.Fprintln(w, "extension  not connected (`livetab doctor` says why)")
 	}
-	fmt.Printf("clients    %d\n", st.Clients)
-	fmt.Printf("tabs       %d\n", len(st.Tabs))
+	fmt.Fprintf(w, "clients    %d\n", st.Clients)
+	fmt.Fprintf(w, "tabs       %d\n", len(st.Tabs))
+	if len(st.Tabs) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TARGET ID\tTAB\tSTATE\tURL\tTITLE")
 	for _, t := range st.Tabs {
-		state := "-"
+		state := "free"
 		if t.Attached {
-			state = fmt.Sprintf("attached, %d session(s)", t.Sessions)
+			state = fmt.Sprintf("attached (%d session%s)", t.Sessions, plural(t.Sessions))
 		}
 		if t.Created {
 			state += ", opened by livetab"
@@ -60,10 +75,22 @@ func runStatus(ctx context.Context, args []string) error {
 		if t.Client {
 			// The serve shows no client's tab to another: its address is
 			// that client's.
-			fmt.Printf("  %-6d (a client's tab)  [%s]\n", t.TabID, state)
+			fmt.Fprintf(tw, "  (a client's tab)\t%d\t%s\t\t\n", t.TabID, state)
 			continue
 		}
-		fmt.Printf("  %-6d %s  %q  [%s]\n", t.TabID, t.URL, t.Title, state)
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%q\n", t.TargetID, t.TabID, state, t.URL, t.Title)
 	}
-	return nil
+	tw.Flush()
+	fmt.Fprintln(w, `
+Attach to a tab with chromedp.NewContext(allocCtx, chromedp.WithTargetID("<TARGET ID>")):
+cancelling that context detaches, and closes the tab only if livetab opened it.
+free: no program drives it; attached: programs hold that many sessions on it;
+a client's tab: a program (or its page) opened it, so the others do not see it.`)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
