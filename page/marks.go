@@ -4,6 +4,7 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
+	"math"
 	"strconv"
 )
 
@@ -40,12 +41,19 @@ func drawMarks(src image.Image, els []Element, scale float64) *image.RGBA {
 	b := src.Bounds()
 	dst := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
 	draw.Draw(dst, dst.Bounds(), src, b.Min, draw.Src)
-	px := max(1, int(scale+0.5)) // line width and glyph pixel size
+	px := max(1, int(scale+0.5))    // line width
+	u := max(2, int(2.5*scale+0.5)) // a glyph pixel of the labels
+	// Every box first, then every label, so that no box crosses a label.
+	type mark struct {
+		r image.Rectangle
+		c color.RGBA
+		n int
+	}
+	var marks []mark
 	for _, e := range els {
 		if !e.InViewport {
 			continue
 		}
-		c := markColors[(e.Index-1)%len(markColors)]
 		r := image.Rect(
 			int(e.Box.X*scale), int(e.Box.Y*scale),
 			int((e.Box.X+e.Box.Width)*scale), int((e.Box.Y+e.Box.Height)*scale),
@@ -53,8 +61,12 @@ func drawMarks(src image.Image, els []Element, scale float64) *image.RGBA {
 		if r.Empty() {
 			continue
 		}
-		outline(dst, r, c, 2*px)
-		label(dst, r, strconv.Itoa(e.Index), c, 2*px)
+		m := mark{r, markColors[(e.Index-1)%len(markColors)], e.Index}
+		outline(dst, m.r, m.c, 2*px)
+		marks = append(marks, m)
+	}
+	for _, m := range marks {
+		label(dst, m.r, strconv.Itoa(m.n), m.c, u)
 	}
 	return dst
 }
@@ -71,12 +83,17 @@ func outline(dst *image.RGBA, r image.Rectangle, c color.RGBA, w int) {
 	}
 }
 
-// label draws text in white on a tag of colour c at the top-left corner of
-// r: above the box when there is room, inside it otherwise.
-func label(dst *image.RGBA, r image.Rectangle, text string, c color.RGBA, px int) {
-	pad := px
-	w := len(text)*6*px - px + 2*pad
-	h := 7*px + 2*pad
+// label draws text on a tag at the top-left corner of r (above the box when
+// there is room, inside it otherwise) and returns the tag. Labels are read
+// by people and by vision models on any page, so: digits 7u pixels tall
+// (21 at scale 1), white on a darkening of the box colour with at least
+// 4.5:1 contrast, and a white then black ring so the tag stands out from
+// light, dark and same-coloured backgrounds alike.
+func label(dst *image.RGBA, r image.Rectangle, text string, c color.RGBA, u int) image.Rectangle {
+	const ring = 1 // each ring's width, in image pixels
+	pad := u
+	w := len(text)*6*u - u + 2*pad + 4*ring
+	h := 7*u + 2*pad + 4*ring
 	x, y := r.Min.X, r.Min.Y-h
 	if y < 0 {
 		y = r.Min.Y
@@ -85,19 +102,52 @@ func label(dst *image.RGBA, r image.Rectangle, text string, c color.RGBA, px int
 		x = dst.Bounds().Max.X - w
 	}
 	tag := image.Rect(x, y, x+w, y+h).Intersect(dst.Bounds())
-	draw.Draw(dst, tag, image.NewUniform(c), image.Point{}, draw.Src)
+	draw.Draw(dst, tag, image.NewUniform(color.Black), image.Point{}, draw.Src)
+	draw.Draw(dst, tag.Inset(ring), image.NewUniform(color.White), image.Point{}, draw.Src)
+	draw.Draw(dst, tag.Inset(2*ring), image.NewUniform(labelFill(c)), image.Point{}, draw.Src)
 	white := image.NewUniform(color.White)
+	x, y = x+2*ring+pad, y+2*ring+pad
 	for i, ch := range text {
 		g := digitGlyphs[ch-'0']
-		gx := x + pad + i*6*px
+		gx := x + i*6*u
 		for row := range 7 {
 			for col := range 5 {
 				if g[row]&(0x10>>col) == 0 {
 					continue
 				}
-				p := image.Rect(gx+col*px, y+pad+row*px, gx+(col+1)*px, y+pad+(row+1)*px)
+				p := image.Rect(gx+col*u, y+row*u, gx+(col+1)*u, y+(row+1)*u)
 				draw.Draw(dst, p.Intersect(dst.Bounds()), white, image.Point{}, draw.Src)
 			}
 		}
 	}
+	return tag
+}
+
+// labelFill darkens c until white text on it has 4.5:1 contrast (WCAG AA).
+func labelFill(c color.RGBA) color.RGBA {
+	for luminance(c) > 0.18 {
+		c = color.RGBA{uint8(int(c.R) * 7 / 8), uint8(int(c.G) * 7 / 8), uint8(int(c.B) * 7 / 8), 255}
+	}
+	return c
+}
+
+// luminance is WCAG's relative luminance of c.
+func luminance(c color.RGBA) float64 {
+	lin := func(v uint8) float64 {
+		f := float64(v) / 255
+		if f <= 0.03928 {
+			return f / 12.92
+		}
+		return math.Pow((f+0.055)/1.055, 2.4)
+	}
+	return 0.2126*lin(c.R) + 0.7152*lin(c.G) + 0.0722*lin(c.B)
+}
+
+// contrast is WCAG's contrast ratio of a and b, 1 to 21.
+func contrast(a, b color.RGBA) float64 {
+	la, lb := luminance(a), luminance(b)
+	if la < lb {
+		la, lb = lb, la
+	}
+	return (la + 0.05) / (lb + 0.05)
 }

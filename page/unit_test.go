@@ -7,6 +7,7 @@ import (
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"image"
 	"image/color"
+	"image/draw"
 	"strings"
 	"testing"
 
@@ -124,6 +125,57 @@ func TestJSON(t *testing.T) {
 	} {
 		if _, err := jsonv2.Marshal(v); err != nil {
 			t.Errorf("%T: %v", v, err)
+		}
+	}
+}
+
+// Labels must be legible on any page at 1280×900 (scale 1): digits at
+// least 18 px tall, white on a fill with 4.5:1 contrast, and a ring that
+// stands out (3:1) from the page around the tag — green on green included.
+func TestMarkLabelsLegible(t *testing.T) {
+	backgrounds := append([]color.RGBA{{255, 255, 255, 255}, {0, 0, 0, 255}, {128, 128, 128, 255}}, markColors...)
+	for _, bg := range backgrounds {
+		for n := 1; n <= len(markColors); n++ {
+			src := image.NewRGBA(image.Rect(0, 0, 400, 300))
+			draw.Draw(src, src.Bounds(), image.NewUniform(bg), image.Point{}, draw.Src)
+			els := []Element{{Index: n, Box: Rect{X: 100, Y: 100, Width: 60, Height: 30}, InViewport: true}}
+			out := drawMarks(src, els, 1)
+			// The tag: what changed above the box.
+			tag := image.Rectangle{}
+			for y := 0; y < 100; y++ {
+				for x := 0; x < 400; x++ {
+					if out.RGBAAt(x, y) != bg {
+						tag = tag.Union(image.Rect(x, y, x+1, y+1))
+					}
+				}
+			}
+			if tag.Empty() {
+				t.Fatalf("bg %v, [%d]: no label above the box", bg, n)
+			}
+			// Digits: white pixels inside the rings.
+			inner := tag.Inset(2)
+			text := image.Rectangle{}
+			for y := inner.Min.Y; y < inner.Max.Y; y++ {
+				for x := inner.Min.X; x < inner.Max.X; x++ {
+					if out.RGBAAt(x, y) == (color.RGBA{255, 255, 255, 255}) {
+						text = text.Union(image.Rect(x, y, x+1, y+1))
+					}
+				}
+			}
+			fill := out.RGBAAt(inner.Min.X, inner.Min.Y)
+			if h := text.Dy(); h < 18 {
+				t.Errorf("bg %v, [%d]: digits %d px tall, want ≥ 18", bg, n, h)
+			}
+			if c := contrast(fill, color.RGBA{255, 255, 255, 255}); c < 4.5 {
+				t.Errorf("bg %v, [%d]: white on %v has contrast %.1f, want ≥ 4.5", bg, n, fill, c)
+			}
+			best := 0.0
+			for _, ring := range []color.RGBA{out.RGBAAt(tag.Min.X, tag.Min.Y), out.RGBAAt(tag.Min.X+1, tag.Min.Y+1)} {
+				best = max(best, contrast(ring, bg))
+			}
+			if best < 3 {
+				t.Errorf("bg %v, [%d]: the tag's rings contrast %.1f with the page, want ≥ 3", bg, n, best)
+			}
 		}
 	}
 }
