@@ -102,7 +102,9 @@ var (
 // Result describes one captured asset.
 type Result struct {
 	// Name is a file name for the asset: from Content-Disposition, the
-	// download's suggested name, the URL's path or the MIME type.
+	// download's suggested name or the URL's path; for media with no name
+	// (a blob:, a canvas) the element's alt, title or label, else the
+	// page's title, and the time, e.g. "result-20261123-192233.png".
 	Name string
 	// MIME is the media type, sniffed from the bytes and reconciled with
 	// what the server or the element declared.

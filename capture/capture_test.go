@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -179,6 +180,10 @@ func runSuite(t *testing.T, newTab func(testing.TB) context.Context) {
 		checkAsset(t, res, "image", capture.RungPage)
 		if !strings.HasPrefix(res.Source, "blob:") || res.MIME != "image/png" || res.Width != 256 {
 			t.Errorf("generated image: got %+v", res)
+		}
+		// A blob: has no name: the image's alt and the time make one.
+		if !regexp.MustCompile(`^result-\d{8}-\d{6}\.png$`).MatchString(res.Name) {
+			t.Errorf("generated image named %q, want result-<date>-<time>.png", res.Name)
 		}
 		if len(progress) == 0 || progress[len(progress)-1].Done != res.Size {
 			t.Errorf("progress: got %v", progress)

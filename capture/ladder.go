@@ -23,6 +23,7 @@ type desc struct {
 	Width  int    `json:"width"`
 	Height int    `json:"height"`
 	Tag    string `json:"tag"`
+	Hint   string `json:"hint"`
 }
 
 // opened is a blob the library registered.
@@ -37,6 +38,7 @@ type opened struct {
 // meta is what store needs besides the bytes.
 type meta struct {
 	name, declared, source string
+	hint                   string // words for a name when there is none
 	size                   int64
 	rung                   Rung
 	width, height          int
@@ -192,7 +194,7 @@ func (c *Capturer) inPage(ctx context.Context, cfg *config, l *lib, target *runt
 		src = d.URL
 	}
 	m := meta{
-		name: nameFrom(cfg.name, o.Name, src), declared: o.Type, source: src,
+		name: nameFrom(cfg.name, o.Name, src), declared: o.Type, source: src, hint: d.Hint,
 		size: o.Size, rung: RungPage, width: d.Width, height: d.Height,
 	}
 	return c.store(ctx, cfg, m, c.blobSource(ctx, l, o.ID, o.Size, cfg.chunk))
@@ -383,6 +385,9 @@ func (c *Capturer) store(ctx context.Context, cfg *config, m meta, src chunkSour
 		return nil, err
 	}
 	mt := sniff(first, m.declared)
+	if m.name == "" {
+		m.name = madeName(m.hint, time.Now())
+	}
 	name := finalName(m.name, mt)
 	asset, err := cfg.sink.Create(ctx, Meta{Name: name, MIME: mt, Size: m.size, Source: shortURL(m.source), Rung: m.rung})
 	if err != nil {

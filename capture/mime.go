@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"time"
+	"unicode"
 )
 
 // baseType is a media type without its parameters, lower case.
@@ -114,6 +116,33 @@ func nameFrom(forced, server, src string) string {
 		return ""
 	}
 	return b
+}
+
+// madeName names media that came with no name (a blob:, a canvas, a bare
+// URL) after what the page says it shows and when it was captured, so
+// that captures neither collide nor all read "capture".
+func madeName(hint string, t time.Time) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(hint) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			if b.Len() >= 40 {
+				break
+			}
+		} else {
+			dash = true
+		}
+	}
+	base := b.String()
+	if base == "" {
+		base = "capture"
+	}
+	return base + "-" + t.Format("20060102-150405")
 }
 
 // finalName gives name an extension that matches the media type, or makes

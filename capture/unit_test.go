@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestSniff(t *testing.T) {
@@ -86,5 +87,22 @@ func TestDirSink(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 2 {
 		t.Errorf("an aborted capture left a file: %v", ents)
+	}
+}
+
+func TestMadeName(t *testing.T) {
+	at := time.Date(2026, 11, 23, 19, 22, 33, 0, time.UTC)
+	for hint, want := range map[string]string{
+		"A red fox, in the snow!": "a-red-fox-in-the-snow-20261123-192233",
+		"":                        "capture-20261123-192233",
+		"../../etc/passwd":        "etc-passwd-20261123-192233",
+		"Café — menu":             "café-menu-20261123-192233",
+	} {
+		if got := madeName(hint, at); got != want {
+			t.Errorf("madeName(%q) = %q, want %q", hint, got, want)
+		}
+	}
+	if got := finalName(madeName("result", at), "image/png"); got != "result-20261123-192233.png" {
+		t.Errorf("finalName = %q", got)
 	}
 }

@@ -72,13 +72,24 @@ function () {
     return url;
   }
 
+  // hintOf is words that say what an element shows, for a file name when
+  // its media has none (a blob: or a canvas): its alt, title or label, its
+  // figure's caption, else the page's title.
+  function hintOf(el) {
+    const fig = el.closest('figure');
+    const cap = fig && fig.querySelector('figcaption');
+    const h = el.getAttribute('alt') || el.getAttribute('title') || el.getAttribute('aria-label') ||
+      (cap && cap.textContent) || document.title || location.hostname;
+    return (h || '').trim().slice(0, 80);
+  }
+
   // describe says what media an element stands for. kind is one of img,
   // video, audio, canvas, background, link, object, or button (no media of
   // its own, but clicking it may start a download).
   function describe(el) {
     if (!el || el.nodeType !== 1) fail('nomedia', 'not an element');
     const tag = el.localName;
-    const d = { kind: '', url: '', name: '', width: 0, height: 0, tag };
+    const d = { kind: '', url: '', name: '', width: 0, height: 0, tag, hint: hintOf(el) };
     switch (tag) {
       case 'img':
         d.kind = 'img';
