@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/livetab/livetab/agent"
 	"github.com/livetab/livetab/extcdp"
 	"github.com/livetab/livetab/internal/browsertest"
 	"github.com/livetab/livetab/policy"
@@ -26,10 +25,13 @@ func TestMCPSharedTabs(t *testing.T) {
 	defer cancel()
 
 	pol := &policy.Policy{AllowDomains: []string{"127.0.0.1"}}
-	s := newMCPServer(&browserConn{alloc: env.Allocator(t), headless: true}, pol, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	t.Cleanup(s.shutdown)
+	s, err := agent.New(agent.Options{Browser: env.Allocator(t), Policy: pol, EmulateViewport: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
 	ct, stt := mcp.NewInMemoryTransports()
-	if _, err := s.server().Connect(ctx, stt, nil); err != nil {
+	if _, err := s.MCPServer().Connect(ctx, stt, nil); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "livetab-test", Version: "v0"}, nil).Connect(ctx, ct, nil)
