@@ -12,9 +12,10 @@
 //	a.AddTools(myServer) // myServer is the program's *mcp.Server
 //
 // Each tool's input schema is generated from its argument struct (see
-// Schema); the tools page serves are page's argument structs (page.ClickArgs
-// and the others), the ones of this package (browser_tabs, browser_capture,
-// browser_upload) are its own.
+// Schema), and the MCP SDK checks every call's arguments against it before
+// the tool runs. The tools that page runs take page's argument structs
+// (page.ClickArgs and the others); browser_tabs, browser_capture and
+// browser_upload are this package's own.
 package agent
 
 import (

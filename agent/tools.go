@@ -37,7 +37,8 @@ var readOnlyTools = map[string]bool{
 
 // AddTools adds livetab's tools to srv, a program's own MCP server. They
 // are named browser_*; their calls go through the Server's policy and act
-// in its tab.
+// in its tab. It also adds a receiving middleware to srv that turns
+// "arguments": null of a browser_* call into {} (see nullArguments).
 func (s *Server) AddTools(srv *mcp.Server) {
 	srv.AddReceivingMiddleware(nullArguments)
 	desc := map[string]string{}
@@ -84,7 +85,9 @@ func (s *Server) AddTools(srv *mcp.Server) {
 // nullArguments makes "arguments": null of a browser_* call an empty
 // object, as the spec's optional arguments mean: go-sdk v1.8.0 panics
 // (nil map) filling in the defaults of null arguments, and the panic takes
-// the whole server down.
+// the whole server down (jsonschema-go's ApplyDefaults writes into the nil
+// map; modelcontextprotocol/go-sdk#1062 is the same fault reached through
+// elicitation).
 func nullArguments(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil && strings.HasPrefix(r.Params.Name, "browser_") &&
