@@ -71,8 +71,10 @@
 //
 // # Tools
 //
-// [Tools] and [Page.Call] wrap all of this for an LLM tool-calling loop or an
-// MCP server: declarative tools with JSON Schemas, and one dispatcher that
-// returns text, an image, or both, and turns every failure into a readable
-// tool error.
+// [Tools], [Page.Run] and [Page.Call] wrap all of this for an LLM
+// tool-calling loop or an MCP server: one argument struct per tool
+// ([ClickArgs] and the others, whose tags are the tool's JSON Schema), run
+// typed or from JSON by name, returning text, an image, or both, with every
+// failure turned into a readable tool error. Package agent serves them over
+// MCP and generates their schemas (agent.Schema).
 package page

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/livetab/livetab"
+	"github.com/livetab/livetab/agent"
 	"github.com/livetab/livetab/bridge"
 	"github.com/livetab/livetab/extcdp"
 	"github.com/livetab/livetab/policy"
@@ -58,9 +59,12 @@ func runMCP(ctx context.Context, args []string) error {
 		return err
 	}
 	defer conn.close()
-	s := newMCPServer(conn, pol, lg)
-	defer s.shutdown()
-	err = s.server().Run(ctx, &mcp.StdioTransport{})
+	a, err := agent.New(agent.Options{Browser: conn.alloc, Ready: conn.ready, Policy: pol, EmulateViewport: conn.headless, Logger: lg})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	err = a.MCPServer().Run(ctx, &mcp.StdioTransport{})
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 		return nil
 	}

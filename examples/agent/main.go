@@ -9,13 +9,16 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/livetab/livetab/agent"
 	"github.com/livetab/livetab/bridge"
 	"github.com/livetab/livetab/extcdp"
 	"github.com/livetab/livetab/extension"
@@ -65,10 +68,16 @@ func run() error {
 	}
 	defer p.Close()
 
-	// What a model is offered: name, description, JSON Schema of the input.
+	// What a model is offered: name, description, JSON Schema of the input
+	// (agent.Schema generates it from the tool's argument struct; here only
+	// the argument names are printed).
 	fmt.Println("tools offered to the model:")
 	for _, t := range page.Tools() {
-		fmt.Printf("  %-20s %s\n", t.Name, firstSentence(t.Description))
+		schema, err := agent.Schema(t.Args)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  %-20s %s (%s)\n", t.Name, firstSentence(t.Description), strings.Join(slices.Sorted(maps.Keys(schema.Properties)), ", "))
 	}
 
 	// The model's calls, and what it gets back.

@@ -1,13 +1,16 @@
-package main
+package agent
 
 import (
 	"context"
-	"io"
-	"log/slog"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/livetab/livetab/extcdp"
@@ -19,17 +22,24 @@ import (
 // person shared in the extension's popup; when the person stops sharing,
 // the agent stops too. The server runs in this process, so that the test
 // can act as the person on the browser's own debugging port.
-func TestMCPSharedTabs(t *testing.T) {
+func TestSharedTabs(t *testing.T) {
 	env := browsertest.Start(t, browsertest.Options{DebugPort: true})
-	st := newStudio(t)
+	st := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<!doctype html><title>Studio</title><label>Prompt <input id="prompt"></label>`)
+	}))
+	t.Cleanup(st.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
 	pol := &policy.Policy{AllowDomains: []string{"127.0.0.1"}}
-	s := newMCPServer(&browserConn{alloc: env.Allocator(t), headless: true}, pol, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	t.Cleanup(s.shutdown)
+	s, err := New(Options{Browser: env.Allocator(t), Policy: pol, EmulateViewport: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
 	ct, stt := mcp.NewInMemoryTransports()
-	if _, err := s.server().Connect(ctx, stt, nil); err != nil {
+	if _, err := s.MCPServer().Connect(ctx, stt, nil); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "livetab-test", Version: "v0"}, nil).Connect(ctx, ct, nil)
@@ -37,7 +47,7 @@ func TestMCPSharedTabs(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	c := &mcpClient{ClientSession: cs, stderr: &lockedBuffer{}}
+	c := &client{cs}
 
 	u, err := env.User(ctx)
 	if err != nil {
@@ -48,7 +58,7 @@ func TestMCPSharedTabs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	listed := func() (origin string, attached bool) {
+	tabOrigin := func() (origin string, attached bool) {
 		t.Helper()
 		_, res := c.ok(t, "browser_tabs", map[string]any{"action": "list"})
 		var tabs struct {
@@ -69,7 +79,7 @@ func TestMCPSharedTabs(t *testing.T) {
 	}
 
 	// Not shared: not listed, and switching to it is refused.
-	if origin, _ := listed(); origin != "" {
+	if origin, _ := tabOrigin(); origin != "" {
 		t.Fatalf("the person's tab is listed before they shared it (%s)", origin)
 	}
 	text := c.denied(t, policy.RuleSharedTabs, "browser_tabs", map[string]any{"action": "switch", "tab": id})
@@ -90,7 +100,7 @@ func TestMCPSharedTabs(t *testing.T) {
 	if err := u.ShareTab(ctx, tabID, true); err != nil {
 		t.Fatalf("sharing the tab in the popup: %v", err)
 	}
-	if origin, attached := listed(); origin != "shared" || attached {
+	if origin, attached := tabOrigin(); origin != "shared" || attached {
 		t.Fatalf("the shared tab is listed as %q (attached %v)", origin, attached)
 	}
 	c.ok(t, "browser_tabs", map[string]any{"action": "switch", "tab": id})
@@ -107,7 +117,7 @@ func TestMCPSharedTabs(t *testing.T) {
 	if text := resultText(res); !res.IsError || !strings.Contains(text, "[rule shared-tabs]") && !strings.Contains(text, "stopped sharing") {
 		t.Fatalf("a snapshot of the unshared tab: %s", text)
 	}
-	if origin, _ := listed(); origin != "" {
+	if origin, _ := tabOrigin(); origin != "" {
 		t.Errorf("the unshared tab is still listed (%s)", origin)
 	}
 	// Closing it only lets go of it: the person's tab stays open.
@@ -122,5 +132,79 @@ func TestMCPSharedTabs(t *testing.T) {
 	}
 	if !open {
 		t.Error("the person's tab was closed")
+	}
+}
+
+// client calls the tools as an MCP client's model would.
+type client struct{ *mcp.ClientSession }
+
+// call calls a tool and returns its result; a protocol error fails the
+// test.
+func (c *client) call(t *testing.T, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+// ok calls a tool that must succeed and returns its text.
+func (c *client) ok(t *testing.T, name string, args map[string]any) (string, *mcp.CallToolResult) {
+	t.Helper()
+	res := c.call(t, name, args)
+	text := resultText(res)
+	if res.IsError {
+		t.Fatalf("%s %v: %s", name, args, text)
+	}
+	return text, res
+}
+
+// denied calls a tool that the policy must refuse by rule.
+func (c *client) denied(t *testing.T, rule, name string, args map[string]any) string {
+	t.Helper()
+	res := c.call(t, name, args)
+	text := resultText(res)
+	if !res.IsError || !strings.Contains(text, "denied by livetab's policy [rule "+rule+"]") {
+		t.Fatalf("%s %v: want a denial by rule %s, got %s", name, args, rule, text)
+	}
+	return text
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// index finds the index of the element on a snapshot line.
+func index(t *testing.T, snapshot, line string) int {
+	t.Helper()
+	i := strings.Index(snapshot, line)
+	if i < 0 {
+		t.Fatalf("no %s in the snapshot:\n%s", line, snapshot)
+	}
+	head := snapshot[:i]
+	n, err := strconv.Atoi(head[strings.LastIndex(head, "[")+1 : strings.LastIndex(head, "]")])
+	if err != nil {
+		t.Fatalf("no index before %s: %v", line, err)
+	}
+	return n
+}
+
+func structured(t *testing.T, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	b, err := jsonv2.Marshal(res.StructuredContent)
+	if err == nil {
+		err = jsonv2.Unmarshal(b, v)
+	}
+	if err != nil {
+		t.Fatalf("structured content %v: %v", res.StructuredContent, err)
 	}
 }

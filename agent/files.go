@@ -1,0 +1,178 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/livetab/livetab/capture"
+	"github.com/livetab/livetab/page"
+	"github.com/livetab/livetab/upload"
+)
+
+// Capture.
+
+type captureArgs struct {
+	Index    int    `json:"index,omitempty" jsonschema:"Element index from the latest snapshot: an image, video, audio or canvas, or a download link or button." schema:"minimum=1"`
+	Selector string `json:"selector,omitempty" jsonschema:"CSS selector, instead of index."`
+	URL      string `json:"url,omitempty" jsonschema:"Instead of an element: a URL the page can fetch (http, https, data:, blob:)."`
+	Name     string `json:"name,omitempty" jsonschema:"File name to save as; by default the name the capture finds."`
+}
+
+type captureOutput struct {
+	Path   string `json:"path"`
+	Name   string `json:"name"`
+	MIME   string `json:"mime"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+	Source string `json:"source"`
+	Method string `json:"method"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+}
+
+// inlineImageMax is the largest captured image also returned inline.
+const inlineImageMax = 1 << 20
+
+func (s *Server) captureTool(ctx context.Context, a captureArgs, out *toolOut) (page.Result, error) {
+	ref := page.Ref{Index: a.Index, Selector: a.Selector}
+	if ref.IsZero() == (a.URL == "") {
+		return page.Result{}, errors.New("give either an element (index or selector) or a url")
+	}
+	pg, err := s.page(ctx)
+	if err != nil {
+		return page.Result{}, err
+	}
+	opts := []capture.Option{capture.To(capture.Dir(s.pol.DownloadDir))}
+	if a.Name != "" {
+		opts = append(opts, capture.Name(filepath.Base(a.Name)))
+	}
+	if s.pol.ReadOnly {
+		// A download is started by a click, which read-only mode refuses.
+		opts = append(opts, capture.Rungs(capture.RungBody, capture.RungPage))
+	}
+	var res *capture.Result
+	_, err = pg.Do(ctx, page.Action{Kind: page.KindCapture, Op: "capture", Ref: ref, Target: a.URL},
+		func(tctx context.Context, el runtime.RemoteObjectID) (string, error) {
+			c, err := capture.New(tctx, opts...)
+			if err != nil {
+				return "", err
+			}
+			defer c.Close()
+			if el != "" {
+				res, err = c.Element(tctx, capture.Object(el))
+			} else {
+				res, err = c.URL(tctx, a.URL)
+			}
+			return "", err
+		})
+	if err != nil {
+		return page.Result{}, err
+	}
+	out.structured = captureOutput{
+		Path: res.Location, Name: res.Name, MIME: res.MIME, Size: res.Size, SHA256: res.SHA256,
+		Source: res.Source, Method: res.Rung.String(), Width: res.Width, Height: res.Height,
+	}
+	out.extra = append(out.extra, &mcp.ResourceLink{
+		URI: fileURI(res.Location), Name: res.Name, MIMEType: res.MIME, Size: new(res.Size),
+		Description: "sha256 " + res.SHA256,
+	})
+	text := fmt.Sprintf("saved %s (%s, %d bytes, sha256 %s) to %s, read by %s", res.Name, res.MIME, res.Size, res.SHA256, res.Location, res.Rung)
+	if res.Width > 0 {
+		text += fmt.Sprintf("; %dx%d", res.Width, res.Height)
+	}
+	r := page.Result{Text: text}
+	if strings.HasPrefix(res.MIME, "image/") && res.Size <= inlineImageMax && res.MIME != "image/svg+xml" {
+		if b, err := os.ReadFile(res.Location); err == nil {
+			r.Image, r.MIME = b, res.MIME
+		}
+	}
+	return r, nil
+}
+
+func fileURI(path string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+}
+
+// Upload.
+
+type uploadArgs struct {
+	Index    int      `json:"index,omitempty" jsonschema:"Element index from the latest snapshot: a file input (or its label), a drop zone or a paste target." schema:"minimum=1"`
+	Selector string   `json:"selector,omitempty" jsonschema:"CSS selector, instead of index."`
+	Files    []string `json:"files" jsonschema:"Paths of files in the person's upload directory; relative paths are taken there." schema:"minItems=1"`
+	Target   string   `json:"target,omitempty" jsonschema:"input: a file input; drop: drop onto a drop zone; paste: paste into an element." schema:"enum=input|drop|paste default=input"`
+}
+
+type uploadOutput struct {
+	Mode  string         `json:"mode"`
+	Files []uploadedFile `json:"files"`
+}
+
+type uploadedFile struct {
+	Name   string `json:"name"`
+	MIME   string `json:"mime"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+func (s *Server) uploadTool(ctx context.Context, a uploadArgs, out *toolOut) (page.Result, error) {
+	ref := page.Ref{Index: a.Index, Selector: a.Selector}
+	if ref.IsZero() {
+		return page.Result{}, errors.New("give the element's index from the snapshot, or a CSS selector")
+	}
+	if len(a.Files) == 0 {
+		return page.Result{}, errors.New("give the files to upload")
+	}
+	put := upload.Files
+	switch a.Target {
+	case "", "input":
+	case "drop":
+		put = upload.Drop
+	case "paste":
+		put = upload.Paste
+	default:
+		return page.Result{}, fmt.Errorf("unknown target %q; use input, drop or paste", a.Target)
+	}
+	dir := s.pol.UploadDir
+	if dir == "" {
+		dir = s.pol.DownloadDir
+	}
+	paths := make([]string, len(a.Files))
+	files := make([]upload.File, len(a.Files))
+	for i, f := range a.Files {
+		if !filepath.IsAbs(f) && dir != "" {
+			f = filepath.Join(dir, f)
+		}
+		paths[i] = filepath.Clean(f)
+		files[i] = upload.Path(paths[i])
+	}
+	pg, err := s.page(ctx)
+	if err != nil {
+		return page.Result{}, err
+	}
+	var res *upload.Result
+	_, err = pg.Do(ctx, page.Action{Kind: page.KindUpload, Op: "upload", Ref: ref, Files: paths},
+		func(tctx context.Context, el runtime.RemoteObjectID) (string, error) {
+			var err error
+			res, err = put(tctx, upload.Object(el), files)
+			return "", err
+		})
+	if err != nil {
+		return page.Result{}, err
+	}
+	var b strings.Builder
+	list := []uploadedFile{}
+	for _, f := range res.Files {
+		fmt.Fprintf(&b, "\n- %s (%s, %d bytes, sha256 %s)", f.Name, f.MIME, f.Size, f.SHA256)
+		list = append(list, uploadedFile{Name: f.Name, MIME: f.MIME, Size: f.Size, SHA256: f.SHA256})
+	}
+	out.structured = uploadOutput{Mode: res.Mode.String(), Files: list}
+	return page.Result{Text: fmt.Sprintf("uploaded %d file(s) (%s):%s\nTake a snapshot to see what the page made of them.", len(res.Files), res.Mode, b.String())}, nil
+}
