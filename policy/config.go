@@ -213,3 +213,7 @@ func (l *listFlag) Set(s string) error {
 	}
 	return nil
 }
+
+// Repeatable marks the flag as one that may be given many times, for
+// usage lines.
+func (l *listFlag) Repeatable() {}

@@ -38,8 +38,8 @@ func (r *report) fail(what, detail, fix string) {
 func (r *report) skip(what, why string) { fmt.Fprintf(r.w, "skip  %-10s %s\n", what, why) }
 
 func runDoctor(ctx context.Context, args []string) error {
-	fs := flags("doctor", "[--addr HOST:PORT]")
-	addr := fs.String("addr", "", "the address livetab serve listens on (default: the running serve's, else "+bridge.DefaultAddr+")")
+	fs := flags("doctor", "")
+	addr := fs.String("addr", "", "the `host:port` livetab serve listens on (default: the running serve's, else "+bridge.DefaultAddr+")")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -13,7 +13,9 @@
 // chromium.connectOverCDP and Puppeteer's connect({browserWSEndpoint}).
 //
 // `livetab mcp` is an MCP server over stdio for an agent, limited by a
-// policy (package policy):
+// policy (package policy). It uses the running serve, else waits for the
+// extension itself; --launch[=headless] starts a throwaway Chromium with
+// the extension instead (--chrome names its binary).
 //
 //   - --allow-domain HOST (repeatable): example.com (that host only),
 //     *.example.com (its subdomains, not example.com: give both for both),
@@ -139,10 +141,45 @@ func runHelp(context.Context, []string) error {
 func flags(name, args string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: livetab %s %s\n", name, args)
+		fmt.Fprintf(fs.Output(), "Usage: livetab %s\n", synopsis(fs, args))
 		fs.PrintDefaults()
+		if note := usageNotes[name]; note != "" {
+			fmt.Fprintf(fs.Output(), "\n%s\n", note)
+		}
 	}
 	return fs
+}
+
+// usageNotes follow a command's flags in its -h.
+var usageNotes = map[string]string{
+	"mcp": "An --allow-domain entry that names a loopback or private host (127.0.0.1, localhost,\n" +
+		"10.0.0.0/8) already allows that host: --allow-private-networks is for every such address.",
+}
+
+// synopsis is a command's usage line, made from its flags so that it
+// names every one of them: "mcp [--allow-domain host]... [--read-only] …".
+// args are the operands after the flags.
+func synopsis(fs *flag.FlagSet, args string) string {
+	parts := []string{fs.Name()}
+	fs.VisitAll(func(f *flag.Flag) {
+		value, _ := flag.UnquoteUsage(f)
+		part := "--" + f.Name
+		if value != "" {
+			part += " " + value
+		}
+		if s, ok := f.Value.(interface{ Synopsis() string }); ok {
+			part = s.Synopsis()
+		}
+		part = "[" + part + "]"
+		if _, ok := f.Value.(interface{ Repeatable() }); ok {
+			part += "..."
+		}
+		parts = append(parts, part)
+	})
+	if args != "" {
+		parts = append(parts, args)
+	}
+	return strings.Join(parts, " ")
 }
 
 // parse parses args into fs and maps its errors to the command's.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -19,12 +20,19 @@ import (
 	"github.com/livetab/livetab/policy"
 )
 
+// mcpFlags is the one table of livetab mcp's flags: its -h, the command's
+// doc and the README are checked against it (TestMCPFlagsDocumented).
+func mcpFlags() (fs *flag.FlagSet, launch *launchMode, chrome *string, pf *policy.Flags) {
+	fs = flags("mcp", "")
+	launch = new(launchMode)
+	fs.Var(launch, "launch", "start a Chromium with a fresh profile and the extension, instead of using your Chrome; --launch=headless without a window")
+	chrome = fs.String("chrome", "", "the Chromium `binary` for --launch (default: $LIVETAB_CHROME, else found on the system)")
+	pf = policy.RegisterFlags(fs)
+	return fs, launch, chrome, pf
+}
+
 func runMCP(ctx context.Context, args []string) error {
-	fs := flags("mcp", "[--allow-domain HOST]... [--launch=headless] [--read-only] [--allow-eval] [--confirm-domain HOST]... [--download-dir DIR] [--audit FILE] [--config FILE]")
-	var launch launchMode
-	fs.Var(&launch, "launch", "start a Chromium with a fresh profile and the extension, instead of using your Chrome; --launch=headless without a window")
-	chrome := fs.String("chrome", "", "the Chromium `binary` for --launch (default: $LIVETAB_CHROME, else found on the system)")
-	pf := policy.RegisterFlags(fs)
+	fs, launch, chrome, pf := mcpFlags()
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -54,7 +62,7 @@ func runMCP(ctx context.Context, args []string) error {
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	conn, err := connectBrowser(ctx, launch, *chrome, lg)
+	conn, err := connectBrowser(ctx, *launch, *chrome, lg)
 	if err != nil {
 		return err
 	}

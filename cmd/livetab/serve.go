@@ -24,6 +24,7 @@ type launchMode string
 
 func (l *launchMode) String() string   { return string(*l) }
 func (l *launchMode) IsBoolFlag() bool { return true }
+func (l *launchMode) Synopsis() string { return "--launch[=headless]" }
 func (l *launchMode) Set(s string) error {
 	switch s {
 	case "true", "window":
@@ -56,7 +57,7 @@ func checkLoopback(addr string) error {
 }
 
 func runServe(ctx context.Context, args []string) error {
-	fs := flags("serve", "[--addr 127.0.0.1:9339] [--launch | --launch=headless] [--chrome PATH] [--single-client]")
+	fs := flags("serve", "")
 	addr := fs.String("addr", bridge.DefaultAddr, "loopback `address` to listen on; port 0 picks a free one (the endpoint file records it)")
 	var launch launchMode
 	fs.Var(&launch, "launch", "start a Chromium with a fresh profile and the extension; --launch=headless without a window")

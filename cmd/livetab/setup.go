@@ -22,8 +22,8 @@ func token() (tok, path string, err error) {
 }
 
 func runExtension(_ context.Context, args []string) error {
-	fs := flags("extension", "[--addr HOST:PORT] DIR")
-	addr := fs.String("addr", bridge.DefaultAddr, "the address `livetab serve` listens on, which the extension dials")
+	fs := flags("extension", "DIR")
+	addr := fs.String("addr", bridge.DefaultAddr, "the `host:port` livetab serve listens on, which the extension dials")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

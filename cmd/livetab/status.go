@@ -15,7 +15,7 @@ import (
 )
 
 func runStatus(ctx context.Context, args []string) error {
-	fs := flags("status", "[--json]")
+	fs := flags("status", "")
 	asJSON := fs.Bool("json", false, "print the status as JSON (extcdp.Status)")
 	if err := parse(fs, args); err != nil {
 		return err
