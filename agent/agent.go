@@ -25,6 +25,7 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"runtime/debug"
 	"sync"
 
 	"github.com/chromedp/chromedp"
@@ -114,7 +115,7 @@ func New(opts Options) (*Server, error) {
 // MCPServer returns an MCP server named livetab, with Instructions and the
 // tools. `livetab mcp` runs it on stdio.
 func (s *Server) MCPServer() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "livetab", Title: "livetab: your own Chrome, within the rules you set"},
+	srv := mcp.NewServer(&mcp.Implementation{Name: "livetab", Version: Version(), Title: "livetab: your own Chrome, within the rules you set"},
 		&mcp.ServerOptions{Instructions: Instructions})
 	s.AddTools(srv)
 	return srv
@@ -180,3 +181,30 @@ func (s *Server) page(ctx context.Context) (*page.Page, error) {
 	s.pushPolicy()
 	return s.pg, nil
 }
+
+// Version is the version of livetab's module in this program, from its
+// build information: v1.2.3 when built from a module version, else
+// "devel" with the VCS revision when the build recorded one.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	m := &bi.Main
+	for _, d := range bi.Deps {
+		if d.Path == module {
+			m = d
+		}
+	}
+	if m.Path == module && m.Version != "" && m.Version != "(devel)" {
+		return m.Version
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			return "devel+" + s.Value[:12]
+		}
+	}
+	return "devel"
+}
+
+const module = "github.com/livetab/livetab"

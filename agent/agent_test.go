@@ -91,8 +91,10 @@ func listed(t *testing.T, cs *mcp.ClientSession) map[string]map[string]any {
 // here and got a struct each (testdata/tools.golden.json, dumped from the
 // old server): the same tools, descriptions, annotations and input schemas
 // (argument names, types, required arguments, enums, defaults, bounds,
-// descriptions). Output schemas now also list their properties as
-// required, which every output has always carried.
+// descriptions). Two changes since: output schemas list their properties as
+// required, which every output has always carried, and every object refuses
+// properties it does not name (additionalProperties false), so that a
+// misspelt argument is named in an error instead of ignored.
 func TestToolsMatchGolden(t *testing.T) {
 	b, err := os.ReadFile("testdata/tools.golden.json")
 	if err != nil {
@@ -112,6 +114,9 @@ func TestToolsMatchGolden(t *testing.T) {
 			t.Errorf("tool %s is gone", name)
 			continue
 		}
+		if in, ok := tool["inputSchema"].(map[string]any); ok {
+			noExtras(t, name, in)
+		}
 		for _, key := range []string{"description", "annotations", "inputSchema"} {
 			if !reflect.DeepEqual(tool[key], g[key]) {
 				t.Errorf("%s: %s changed:\n got %s\nwant %s", name, key, js(tool[key]), js(g[key]))
@@ -124,6 +129,7 @@ func TestToolsMatchGolden(t *testing.T) {
 			continue
 		}
 		if gotOut != nil {
+			noExtras(t, name, gotOut)
 			allRequired(t, name, gotOut)
 			if !reflect.DeepEqual(gotOut, wantOut) {
 				t.Errorf("%s: outputSchema changed beyond required:\n got %s\nwant %s", name, js(gotOut), js(wantOut))
@@ -133,6 +139,28 @@ func TestToolsMatchGolden(t *testing.T) {
 	sort.Strings(want)
 	if names := slices.Sorted(maps.Keys(got)); !slices.Equal(names, want) {
 		t.Errorf("tools %v, were %v", names, want)
+	}
+}
+
+// noExtras checks that every object schema refuses properties it does not
+// name, and removes those additionalProperties, recursively.
+func noExtras(t *testing.T, tool string, s map[string]any) {
+	t.Helper()
+	if s["type"] == "object" {
+		if s["additionalProperties"] != false {
+			t.Errorf("%s: an object schema takes properties it does not name: %s", tool, js(s))
+		}
+		delete(s, "additionalProperties")
+	}
+	if props, ok := s["properties"].(map[string]any); ok {
+		for _, p := range props {
+			if p, ok := p.(map[string]any); ok {
+				noExtras(t, tool, p)
+			}
+		}
+	}
+	if items, ok := s["items"].(map[string]any); ok {
+		noExtras(t, tool, items)
 	}
 }
 
@@ -328,7 +356,9 @@ func TestCallArguments(t *testing.T) {
 		{"browser_tabs", map[string]any{"action": "fly"}, `validating "arguments"`},
 		{"browser_type", map[string]any{"index": 1}, `validating "arguments"`}, // no text
 		{"browser_upload", map[string]any{"index": 1, "files": []string{}}, `validating "arguments"`},
-		{"browser_click", map[string]any{"index": 1, "reason": "an argument no schema names is ignored"}, "Error: " + notYet.Error()},
+		// An argument the schema does not name is refused, by name.
+		{"browser_click", map[string]any{"index": 1, "reason": "not an argument"}, `"reason"`},
+		{"browser_click", map[string]any{"idx": 1}, `"idx"`},
 		{"browser_snapshot", nil, "Error: " + notYet.Error()},
 		// "arguments": null, which the SDK's defaults would panic on.
 		{"browser_read", map[string]any(nil), "Error: " + notYet.Error()},
@@ -348,6 +378,14 @@ func TestCallArguments(t *testing.T) {
 		if !res.IsError || !strings.Contains(text, c.want) || res.StructuredContent != nil {
 			t.Errorf("%s %v: %v %q %v, want an error with %q", c.tool, c.args, res.IsError, text, res.StructuredContent, c.want)
 		}
+	}
+}
+
+// serverInfo.version says which livetab answers.
+func TestServerVersion(t *testing.T) {
+	cs := connect(t, newServer(t, Options{}))
+	if v := cs.InitializeResult().ServerInfo.Version; v == "" {
+		t.Error("serverInfo.version is empty")
 	}
 }
 

@@ -1,13 +1,13 @@
 package agent
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -18,10 +18,11 @@ import (
 // It is what the MCP SDK infers from the struct (argument names from the
 // json tags, types, required arguments from the fields without omitempty,
 // descriptions from the jsonschema tags) with the keywords of the schema
-// tags added (enum, default, minimum, maximum, minItems), and two
-// leniencies the SDK's inference lacks: a slice or pointer argument is not
-// also null, and arguments the schema does not name are ignored rather
-// than refused (additionalProperties is left out), as they always were.
+// tags added (enum, default, minimum, maximum, minItems), and one leniency
+// the SDK's inference lacks: a slice or pointer argument is not also null.
+// An argument the schema does not name is refused (additionalProperties
+// false), so that a misspelt one ("idx") is named in the error instead of
+// being ignored.
 func Schema(args any) (*jsonschema.Schema, error) {
 	t := reflect.TypeOf(args)
 	if t == nil {
@@ -55,7 +56,7 @@ func refine(s *jsonschema.Schema, t reflect.Type) error {
 			return refine(s.Items, t.Elem())
 		}
 	case reflect.Struct:
-		s.AdditionalProperties = nil
+		s.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
 		for _, f := range reflect.VisibleFields(t) {
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			if f.Anonymous || !f.IsExported() || name == "-" {
@@ -102,7 +103,7 @@ func keywords(p *jsonschema.Schema, t reflect.Type, tag string) error {
 			var err error
 			switch t.Kind() {
 			case reflect.String:
-				raw, err = json.Marshal(v)
+				raw, err = jsonv2.Marshal(v)
 			case reflect.Bool:
 				_, err = strconv.ParseBool(v)
 				raw = []byte(v)
