@@ -20,6 +20,8 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
+
+	"github.com/livetab/livetab/livetabcdp"
 )
 
 // ActivePortFile is the file Chrome writes into its user data directory when
@@ -27,11 +29,6 @@ import (
 // and later, or --remote-debugging-port): line 1 the port, line 2 the path
 // of the browser WebSocket, /devtools/browser/<id>.
 const ActivePortFile = "DevToolsActivePort"
-
-// CloseTab is the method that closes a tab on purpose, also one this
-// connection did not open. extcdp answers it as Livetab.closeTab; the native
-// backend turns it into Target.closeTarget.
-const CloseTab = "Livetab.closeTab"
 
 // ErrNoNativeChrome means no Chrome with remote debugging on was found.
 var ErrNoNativeChrome = errors.New("no Chrome with remote debugging on: open chrome://inspect/#remote-debugging in Chrome 144 or later and allow it, or start Chrome with --remote-debugging-port=0 --user-data-dir=DIR and pass DIR")
@@ -127,8 +124,8 @@ func readActivePort(dir string) (string, error) {
 //
 // The closing rule is livetab's: cancelling a chromedp context closes its
 // tab only when this connection created it. A tab the user had, attached
-// with chromedp.WithTargetID, is detached and left open. Send [CloseTab]
-// {targetId} on the browser to close one on purpose.
+// with chromedp.WithTargetID, is detached and left open. Send
+// [livetabcdp.CloseTab] (as extcdp answers it too) to close one on purpose.
 func ConnectNative(ctx context.Context, profileDir string) (context.Context, context.CancelFunc, error) {
 	u, err := NativeURL(profileDir)
 	if err != nil {
@@ -241,7 +238,9 @@ func (g *guard) Write(ctx context.Context, msg *cdproto.Message) error {
 		g.mu.Lock()
 		g.lists[msgKey{msg.SessionID, msg.ID}] = true
 		g.mu.Unlock()
-	case CloseTab:
+	case livetabcdp.CommandCloseTab:
+		// The explicit request the closing rule asks for: Chrome closes
+		// any tab on Target.closeTarget.
 		m := *msg
 		m.Method = target.CommandCloseTarget
 		return g.conn.Write(ctx, &m)

@@ -13,12 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/livetab/livetab"
 	"github.com/livetab/livetab/extension"
 	"github.com/livetab/livetab/internal/browsertest"
+	"github.com/livetab/livetab/livetabcdp"
 )
 
 // TestNative drives a Chromium started with --remote-debugging-port=0, as
@@ -122,7 +124,7 @@ func TestNative(t *testing.T) {
 
 		// Closing the user's tab on purpose.
 		b := chromedp.FromContext(bctx).Browser
-		if err := b.Call(ctx, livetab.CloseTab, target.CloseTargetParams{TargetID: target.ID(userTab)}, nil); err != nil {
+		if _, err := cdp.Call(ctx, b, livetabcdp.CloseTab, livetabcdp.CloseTabParams{TargetID: target.ID(userTab)}); err != nil {
 			t.Fatal(err)
 		}
 		for open(t, userTab) {

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/target"
 
 	"github.com/livetab/livetab/internal/wire"
+	"github.com/livetab/livetab/livetabcdp"
 )
 
 // ErrClientClosed is the error of [Client.Next] after the client closed.
@@ -298,7 +299,7 @@ func (c *Client) sessionCommand(m *cdproto.Message, s *session) {
 	case m.Method == "Page.setDownloadBehavior":
 		c.reply(m.ID, s.id, nil)
 		return
-	case strings.HasPrefix(string(m.Method), "Browser.") || strings.HasPrefix(string(m.Method), "Livetab.") || targetLevel(m):
+	case strings.HasPrefix(string(m.Method), "Browser.") || strings.HasPrefix(string(m.Method), livetabcdp.Domain) || targetLevel(m):
 		c.browserCommand(m, s.id)
 		return
 	case strings.HasSuffix(string(m.Method), ".disable") && c.shared(s):
