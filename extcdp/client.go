@@ -14,6 +14,7 @@ import (
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/target"
 
+	"github.com/livetab/livetab/internal/hidden"
 	"github.com/livetab/livetab/internal/wire"
 	"github.com/livetab/livetab/livetabcdp"
 )
@@ -56,7 +57,7 @@ type Client struct {
 	// hidden holds user tabs this client "closed": they stay open, so they
 	// are left out of its target lists for a moment, which is what a client
 	// that waits for a closed target to disappear (chromedp) looks for.
-	hidden map[target.ID]time.Time
+	hidden hidden.Tabs
 	// contexts are the browser contexts the client made: groups of tabs
 	// in the user's one profile (see browserCommand).
 	contexts map[cdp.BrowserContextID]bool
