@@ -1,7 +1,6 @@
 package livetab
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,18 +18,17 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
+
+	"github.com/livetab/livetab/internal/activeport"
+	"github.com/livetab/livetab/internal/hidden"
+	"github.com/livetab/livetab/livetabcdp"
 )
 
 // ActivePortFile is the file Chrome writes into its user data directory when
 // remote debugging is on (chrome://inspect/#remote-debugging in Chrome 144
 // and later, or --remote-debugging-port): line 1 the port, line 2 the path
 // of the browser WebSocket, /devtools/browser/<id>.
-const ActivePortFile = "DevToolsActivePort"
-
-// CloseTab is the method that closes a tab on purpose, also one this
-// connection did not open. extcdp answers it as Livetab.closeTab; the native
-// backend turns it into Target.closeTarget.
-const CloseTab = "Livetab.closeTab"
+const ActivePortFile = activeport.File
 
 // ErrNoNativeChrome means no Chrome with remote debugging on was found.
 var ErrNoNativeChrome = errors.New("no Chrome with remote debugging on: open chrome://inspect/#remote-debugging in Chrome 144 or later and allow it, or start Chrome with --remote-debugging-port=0 --user-data-dir=DIR and pass DIR")
@@ -108,16 +105,11 @@ func readActivePort(dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("livetab: reading %s: %w", ActivePortFile, err)
 	}
-	lines := strings.Split(string(bytes.TrimSpace(b)), "\n")
-	if len(lines) != 2 {
-		return "", fmt.Errorf("livetab: %s in %s has %d lines, want 2 (port, path): restart remote debugging in Chrome", ActivePortFile, dir, len(lines))
+	u, err := activeport.URL(b)
+	if err != nil {
+		return "", fmt.Errorf("livetab: in %s, %w: restart remote debugging in Chrome", dir, err)
 	}
-	port, err := strconv.Atoi(strings.TrimSpace(lines[0]))
-	path := strings.TrimSpace(lines[1])
-	if err != nil || port <= 0 || port > 65535 || !strings.HasPrefix(path, "/devtools/browser/") {
-		return "", fmt.Errorf("livetab: %s in %s is not a port and a /devtools/browser/ path: restart remote debugging in Chrome", ActivePortFile, dir)
-	}
-	return "ws://127.0.0.1:" + strconv.Itoa(port) + path, nil
+	return u, nil
 }
 
 // ConnectNative gives the livetab allocator over Chrome's own remote
@@ -127,8 +119,8 @@ func readActivePort(dir string) (string, error) {
 //
 // The closing rule is livetab's: cancelling a chromedp context closes its
 // tab only when this connection created it. A tab the user had, attached
-// with chromedp.WithTargetID, is detached and left open. Send [CloseTab]
-// {targetId} on the browser to close one on purpose.
+// with chromedp.WithTargetID, is detached and left open. Send
+// [livetabcdp.CloseTab] (as extcdp answers it too) to close one on purpose.
 func ConnectNative(ctx context.Context, profileDir string) (context.Context, context.CancelFunc, error) {
 	u, err := NativeURL(profileDir)
 	if err != nil {
@@ -182,11 +174,6 @@ func (a *NativeAllocator) Wait() { a.wg.Wait() }
 // Attaches satisfies chromedp.Attacher: the browser runs already.
 func (a *NativeAllocator) Attaches() bool { return true }
 
-// hideFor is how long a tab that closeTarget spared stays out of this
-// connection's Target.getTargets replies: chromedp polls them for up to
-// 500 ms after closeTarget until the target is gone.
-const hideFor = time.Second
-
 // msgKey names a command for matching its reply: ids are per session.
 type msgKey struct {
 	sid target.SessionID
@@ -207,17 +194,17 @@ type guard struct {
 
 	mu      sync.Mutex
 	created map[target.ID]bool
-	hidden  map[target.ID]time.Time // until when
-	creates map[msgKey]bool         // pending Target.createTarget
-	spared  map[msgKey]target.ID    // pending closeTarget turned into getTargetInfo
-	lists   map[msgKey]bool         // pending Target.getTargets
+	hidden  hidden.Tabs
+	creates map[msgKey]bool      // pending Target.createTarget
+	spared  map[msgKey]target.ID // pending closeTarget turned into getTargetInfo
+	lists   map[msgKey]bool      // pending Target.getTargets
 }
 
 func newGuard(conn *remote.Conn) *guard {
 	return &guard{
 		conn:    conn,
 		created: map[target.ID]bool{},
-		hidden:  map[target.ID]time.Time{},
+		hidden:  hidden.Tabs{},
 		creates: map[msgKey]bool{},
 		spared:  map[msgKey]target.ID{},
 		lists:   map[msgKey]bool{},
@@ -241,7 +228,9 @@ func (g *guard) Write(ctx context.Context, msg *cdproto.Message) error {
 		g.mu.Lock()
 		g.lists[msgKey{msg.SessionID, msg.ID}] = true
 		g.mu.Unlock()
-	case CloseTab:
+	case livetabcdp.CommandCloseTab:
+		// The explicit request the closing rule asks for: Chrome closes
+		// any tab on Target.closeTarget.
 		m := *msg
 		m.Method = target.CommandCloseTarget
 		return g.conn.Write(ctx, &m)
@@ -256,7 +245,7 @@ func (g *guard) Write(ctx context.Context, msg *cdproto.Message) error {
 			delete(g.created, p.TargetID)
 		} else {
 			g.spared[msgKey{msg.SessionID, msg.ID}] = p.TargetID
-			g.hidden[p.TargetID] = time.Now().Add(hideFor)
+			g.hidden.Hide(p.TargetID, time.Now())
 		}
 		g.mu.Unlock()
 		if !own {
@@ -293,7 +282,7 @@ func (g *guard) Read(ctx context.Context, msg *cdproto.Message) error {
 		}
 	case g.lists[k]:
 		delete(g.lists, k)
-		if msg.Error == nil && len(g.hidden) > 0 {
+		if msg.Error == nil && g.hidden.Any(time.Now()) {
 			msg.Result = g.filterTargets(msg.Result)
 		}
 	}
@@ -303,27 +292,19 @@ func (g *guard) Read(ctx context.Context, msg *cdproto.Message) error {
 // filterTargets drops the hidden targets from a getTargets result, keeping
 // every other target's info as Chrome sent it. g.mu is held.
 func (g *guard) filterTargets(res jsonv2.Value) jsonv2.Value {
-	now := time.Now()
-	for id, until := range g.hidden {
-		if now.After(until) {
-			delete(g.hidden, id)
-		}
-	}
-	if len(g.hidden) == 0 {
-		return res
-	}
 	var r struct {
 		TargetInfos []jsonv2.Value `json:"targetInfos"`
 	}
 	if err := jsonv2.Unmarshal(res, &r); err != nil {
 		return res
 	}
+	now := time.Now()
 	kept := r.TargetInfos[:0]
 	for _, info := range r.TargetInfos {
 		var t struct {
 			TargetID target.ID `json:"targetId"`
 		}
-		if jsonv2.Unmarshal(info, &t) == nil && !g.hidden[t.TargetID].IsZero() {
+		if jsonv2.Unmarshal(info, &t) == nil && g.hidden.Hidden(t.TargetID, now) {
 			continue
 		}
 		kept = append(kept, info)

@@ -270,11 +270,8 @@ func (c *Client) targetInfos() []*target.Info {
 		if t.targetID == "" || !c.sees(t) {
 			continue
 		}
-		if until, ok := c.hidden[t.targetID]; ok {
-			if now.Before(until) {
-				continue
-			}
-			delete(c.hidden, t.targetID)
+		if c.hidden.Hidden(t.targetID, now) {
+			continue
 		}
 		infos = append(infos, r.targetInfo(t))
 	}
@@ -519,7 +516,7 @@ func (c *Client) closeTarget(ctx context.Context, m *cdproto.Message, sid target
 		}
 	}
 	if !isChild {
-		c.hidden[p.TargetID] = time.Now().Add(time.Second)
+		c.hidden.Hide(p.TargetID, time.Now())
 	}
 	r.mu.Unlock()
 	c.reply(m.ID, sid, closeResult)

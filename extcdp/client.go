@@ -14,7 +14,9 @@ import (
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/target"
 
+	"github.com/livetab/livetab/internal/hidden"
 	"github.com/livetab/livetab/internal/wire"
+	"github.com/livetab/livetab/livetabcdp"
 )
 
 // ErrClientClosed is the error of [Client.Next] after the client closed.
@@ -55,7 +57,7 @@ type Client struct {
 	// hidden holds user tabs this client "closed": they stay open, so they
 	// are left out of its target lists for a moment, which is what a client
 	// that waits for a closed target to disappear (chromedp) looks for.
-	hidden map[target.ID]time.Time
+	hidden hidden.Tabs
 	// contexts are the browser contexts the client made: groups of tabs
 	// in the user's one profile (see browserCommand).
 	contexts map[cdp.BrowserContextID]bool
@@ -298,7 +300,7 @@ func (c *Client) sessionCommand(m *cdproto.Message, s *session) {
 	case m.Method == "Page.setDownloadBehavior":
 		c.reply(m.ID, s.id, nil)
 		return
-	case strings.HasPrefix(string(m.Method), "Browser.") || strings.HasPrefix(string(m.Method), "Livetab.") || targetLevel(m):
+	case strings.HasPrefix(string(m.Method), "Browser.") || strings.HasPrefix(string(m.Method), livetabcdp.Domain) || targetLevel(m):
 		c.browserCommand(m, s.id)
 		return
 	case strings.HasSuffix(string(m.Method), ".disable") && c.shared(s):

@@ -10,10 +10,12 @@ import (
 	"github.com/chromedp/cdproto/target"
 
 	"github.com/livetab/livetab/internal/wire"
+	"github.com/livetab/livetab/livetabcdp"
 	"github.com/livetab/livetab/policy"
 )
 
-// clientPolicy is what one client allowed itself with Livetab.setPolicy.
+// clientPolicy is what one client allowed itself with Livetab.setPolicy
+// (livetabcdp.SetPolicy).
 // It binds that client only, and ends with its connection: a policy must
 // not outlive the program that set it (one `livetab serve` has many
 // clients, and a killed agent says no goodbye). The relay enforces it on
@@ -32,11 +34,12 @@ type clientPolicy struct {
 // setPolicy answers Livetab.setPolicy.
 func (c *Client) setPolicy(ctx context.Context, m *cdproto.Message, sid target.SessionID) {
 	r := c.r
-	var p wire.PolicyParams
-	if err := jsonv2.Unmarshal(m.Params, &p, wire.Options); err != nil {
-		c.fail(m.ID, sid, -32602, "Livetab.setPolicy: "+err.Error())
+	var sp livetabcdp.SetPolicyParams
+	if err := jsonv2.Unmarshal(m.Params, &sp, wire.Options); err != nil {
+		c.fail(m.ID, sid, -32602, livetabcdp.CommandSetPolicy+": "+err.Error())
 		return
 	}
+	p := wire.PolicyParams{SharedOnly: sp.SharedOnly, Domains: sp.Domains, BlockPrivate: sp.BlockPrivate, PrivateAllowed: sp.PrivateAllowed}
 	if p.Domains == nil {
 		p.Domains = []string{}
 	}

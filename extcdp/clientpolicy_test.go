@@ -12,6 +12,7 @@ import (
 	"github.com/livetab/livetab/extcdp"
 	"github.com/livetab/livetab/internal/testsite"
 	"github.com/livetab/livetab/internal/wire"
+	"github.com/livetab/livetab/livetabcdp"
 )
 
 // open creates a tab at url and attaches to it; it returns the target and
@@ -123,7 +124,7 @@ func TestPopupsStayWithinThePolicy(t *testing.T) {
 	toAllowed := testsite.NewCounter(t, "127.0.0.1", popupPage(allowed.URL+"/popup"))
 
 	a := dialRawTo(t, srv, tok)
-	a.must("", extcdp.LivetabSetPolicy, map[string]any{"sharedOnly": true, "domains": []string{"127.0.0.1"}})
+	a.must("", livetabcdp.CommandSetPolicy, map[string]any{"sharedOnly": true, "domains": []string{"127.0.0.1"}})
 	for _, page := range []*testsite.Counter{opener, redirect} {
 		tid, sid := a.open(page.URL + "/")
 		a.eval(sid, `document.readyState === 'complete' || new Promise(r => onload = r)`)
@@ -172,7 +173,7 @@ func TestPolicyBelongsToItsClient(t *testing.T) {
 
 	a := dialRawTo(t, srv, tok)
 	b := dialRawTo(t, srv, tok)
-	a.must("", extcdp.LivetabSetPolicy, map[string]any{"sharedOnly": true, "domains": []string{"127.0.0.1"}})
+	a.must("", livetabcdp.CommandSetPolicy, map[string]any{"sharedOnly": true, "domains": []string{"127.0.0.1"}})
 	_, asid := a.open(site.URL + "/form")
 	_, bsid := b.open(site.URL + "/form")
 
@@ -306,7 +307,7 @@ func TestPopupsKeepOffPrivateAddresses(t *testing.T) {
 	toNamed := testsite.NewCounter(t, "127.0.0.1", popupPage(named.URL+"/ok"))
 
 	a := dialRawTo(t, srv, tok)
-	a.must("", extcdp.LivetabSetPolicy, map[string]any{"sharedOnly": true, "domains": []string{}, "blockPrivate": true, "privateAllowed": []string{"127.0.0.1"}})
+	a.must("", livetabcdp.CommandSetPolicy, map[string]any{"sharedOnly": true, "domains": []string{}, "blockPrivate": true, "privateAllowed": []string{"127.0.0.1"}})
 	for _, page := range []*testsite.Counter{toForbidden, toNamed} {
 		tid, sid := a.open(page.URL + "/")
 		a.eval(sid, `document.readyState === 'complete' || new Promise(r => onload = r)`)
@@ -333,7 +334,7 @@ func TestPersonsPopupsAreFree(t *testing.T) {
 	forbidden := testsite.NewCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
 	opener := testsite.NewCounter(t, "127.0.0.1", popupPage(forbidden.URL+"/x"))
 	a := dialRawTo(t, srv, tok)
-	a.must("", extcdp.LivetabSetPolicy, map[string]any{"sharedOnly": true, "domains": []string{"127.0.0.1"}})
+	a.must("", livetabcdp.CommandSetPolicy, map[string]any{"sharedOnly": true, "domains": []string{"127.0.0.1"}})
 	a.open(site.URL + "/form")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -397,9 +398,9 @@ func shareTab(t *testing.T, targetID string) {
 	c := dialRaw(t)
 	waitFor(t, "the relay to see the tab shared", func() bool {
 		var r struct {
-			Tabs []extcdp.TabEntry `json:"tabs"`
+			Tabs []livetabcdp.TabEntry `json:"tabs"`
 		}
-		unmarshal(c.must("", extcdp.LivetabGetTabs, nil), &r)
+		unmarshal(c.must("", livetabcdp.CommandGetTabs, nil), &r)
 		for _, e := range r.Tabs {
 			if string(e.TargetID) == targetID && e.Shared {
 				return true

@@ -12,64 +12,34 @@ import (
 
 	"github.com/livetab/livetab/bridge"
 	"github.com/livetab/livetab/internal/wire"
+	"github.com/livetab/livetab/livetabcdp"
 )
 
-// The Livetab domain offers over CDP what only the extension can do, so
-// that packages such as capture and upload reach it through any chromedp
-// context (and remote clients through the endpoint). On a plain Chrome the
-// methods answer -32601, which tells callers to fall back.
-const (
-	// LivetabGetInfo returns {version, extensionId, userAgent, fileAccess}.
-	LivetabGetInfo = "Livetab.getInfo"
-	// LivetabGetActiveTab returns {targetId} of the active tab of the
-	// focused window.
-	LivetabGetActiveTab = "Livetab.getActiveTab"
-	// LivetabCloseTab closes {targetId} even when the user opened it: the
-	// explicit request the closing rule asks for.
-	LivetabCloseTab = "Livetab.closeTab"
-	// LivetabGetTabs returns {tabs: [{targetId, tabId, url, title, active,
-	// shared, createdByLivetab}]}: shared when the person shared the tab in
-	// the extension's popup.
-	LivetabGetTabs = "Livetab.getTabs"
-	// LivetabSetPolicy takes {sharedOnly, domains}: the calling client's own
-	// policy, until it disconnects. The relay attaches it only to shared
-	// tabs, tabs livetab opened and their popups (sharedOnly), refuses its
-	// navigations and new tabs outside the domain patterns and ends its
-	// sessions on a tab that leaves them; the extension blocks what pages of
-	// livetab's tabs open outside them. Other clients are not bound.
-	LivetabSetPolicy = "Livetab.setPolicy"
-)
-
-// TabEntry is one tab in Livetab.getTabs.
-type TabEntry struct {
-	TargetID target.ID `json:"targetId"`
-	TabID    int64     `json:"tabId"`
-	URL      string    `json:"url"`
-	Title    string    `json:"title"`
-	Active   bool      `json:"active"`
-	Shared   bool      `json:"shared"`
-	Created  bool      `json:"createdByLivetab"`
-}
+// The Livetab domain (package livetabcdp) offers over CDP what only the
+// extension can do, so that packages such as capture and upload reach it
+// through any chromedp context (and remote clients through the endpoint).
+// The relay decodes its params and encodes its results with livetabcdp's
+// types, the ones callers use.
 
 // livetabCommand answers a Livetab.* method; false when m is not one.
 func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid target.SessionID) bool {
 	r := c.r
 	switch m.Method {
-	case LivetabGetInfo:
+	case livetabcdp.CommandGetInfo:
 		h := r.b.Hello()
 		res, err := r.b.Call(ctx, wire.FileAccess, 0, nil)
 		var fa wire.FileAccessResult
 		if err == nil {
 			jsonv2.Unmarshal(res, &fa, wire.Options)
 		}
-		c.reply(m.ID, sid, map[string]any{
-			"version":     h.Version,
-			"extensionId": h.ExtensionID,
-			"userAgent":   h.UserAgent,
-			"fileAccess":  fa.Allowed,
-			"bridge":      bridge.Version,
+		c.reply(m.ID, sid, livetabcdp.GetInfoResult{
+			Version:     h.Version,
+			ExtensionID: h.ExtensionID,
+			UserAgent:   h.UserAgent,
+			FileAccess:  fa.Allowed,
+			Bridge:      bridge.Version,
 		})
-	case LivetabGetActiveTab:
+	case livetabcdp.CommandGetActiveTab:
 		if err := r.refreshTabs(ctx); err != nil {
 			c.failErr(m.ID, sid, err)
 			return true
@@ -89,9 +59,9 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 			c.fail(m.ID, sid, -32000, "livetab: no active tab")
 			return true
 		}
-		c.reply(m.ID, sid, map[string]target.ID{"targetId": id})
-	case LivetabCloseTab:
-		var p target.CloseTargetParams
+		c.reply(m.ID, sid, livetabcdp.GetActiveTabResult{TargetID: id})
+	case livetabcdp.CommandCloseTab:
+		var p livetabcdp.CloseTabParams
 		if !c.params(m, sid, &p) {
 			return true
 		}
@@ -105,21 +75,24 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 			return true
 		}
 		c.reply(m.ID, sid, nil)
-	case LivetabGetTabs:
+	case livetabcdp.CommandGetTabs:
 		if err := r.refreshTabs(ctx); err != nil {
 			c.failErr(m.ID, sid, err)
 			return true
 		}
 		r.mu.Lock()
-		tabs := []TabEntry{}
+		tabs := []livetabcdp.TabEntry{}
 		for _, t := range r.tabs {
 			if t.targetID != "" && c.sees(t) {
-				tabs = append(tabs, TabEntry{t.targetID, t.id, t.info.URL, t.info.Title, t.info.Active, t.info.Shared, t.created || t.info.Created})
+				tabs = append(tabs, livetabcdp.TabEntry{
+					TargetID: t.targetID, TabID: t.id, URL: t.info.URL, Title: t.info.Title,
+					Active: t.info.Active, Shared: t.info.Shared, Created: t.created || t.info.Created,
+				})
 			}
 		}
 		r.mu.Unlock()
-		c.reply(m.ID, sid, map[string][]TabEntry{"tabs": tabs})
-	case LivetabSetPolicy:
+		c.reply(m.ID, sid, livetabcdp.GetTabsResult{Tabs: tabs})
+	case livetabcdp.CommandSetPolicy:
 		c.setPolicy(ctx, m, sid)
 	default:
 		return false
@@ -138,9 +111,7 @@ func ActiveTab(ctx context.Context) (target.ID, error) {
 	if c == nil || c.Browser == nil {
 		return "", fmt.Errorf("extcdp: ActiveTab needs a context from extcdp.NewAllocator: %w", chromedp.ErrInvalidContext)
 	}
-	res, err := cdp.Call(ctx, c.Browser, cdp.Command[cdp.Empty, struct {
-		TargetID target.ID `json:"targetId"`
-	}]{Method: LivetabGetActiveTab}, cdp.Empty{})
+	res, err := cdp.Call(ctx, c.Browser, livetabcdp.GetActiveTab, cdp.Empty{})
 	if err != nil {
 		return "", fmt.Errorf("extcdp: finding the active tab: %w", err)
 	}

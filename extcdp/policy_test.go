@@ -11,29 +11,19 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/livetab/livetab/extcdp"
-	"github.com/livetab/livetab/internal/wire"
+	"github.com/livetab/livetab/livetabcdp"
 )
 
-func livetabCall[R any](ctx context.Context, method string, params any) (R, error) {
-	if _, err := chromedp.Targets(ctx); err != nil {
-		var zero R
-		return zero, err
-	}
-	return cdp.Call(ctx, chromedp.FromContext(ctx).Browser, cdp.Command[any, R]{Method: method}, params)
-}
-
-func setPolicy(t *testing.T, ctx context.Context, p wire.PolicyParams) {
+func setPolicy(t *testing.T, ctx context.Context, p livetabcdp.SetPolicyParams) {
 	t.Helper()
-	if _, err := livetabCall[struct{}](ctx, extcdp.LivetabSetPolicy, p); err != nil {
+	if _, err := chromedp.CallBrowser(ctx, livetabcdp.SetPolicy, p); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func sharedFlag(t *testing.T, ctx context.Context, id string) bool {
 	t.Helper()
-	res, err := livetabCall[struct {
-		Tabs []extcdp.TabEntry `json:"tabs"`
-	}](ctx, extcdp.LivetabGetTabs, struct{}{})
+	res, err := chromedp.CallBrowser(ctx, livetabcdp.GetTabs, cdp.Empty{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +46,11 @@ func TestSharedOnlyPolicy(t *testing.T) {
 	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelT()
-	setPolicy(t, ctx, wire.PolicyParams{SharedOnly: true, Domains: []string{"127.0.0.1"}})
+	setPolicy(t, ctx, livetabcdp.SetPolicyParams{SharedOnly: true, Domains: []string{"127.0.0.1"}})
 	t.Cleanup(func() {
 		c, cancel := chromedp.NewContext(alloc)
 		defer cancel()
-		setPolicy(t, c, wire.PolicyParams{})
+		setPolicy(t, c, livetabcdp.SetPolicyParams{})
 	})
 
 	// Tabs livetab opens are allowed.

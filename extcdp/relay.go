@@ -573,7 +573,7 @@ func (r *Relay) newSession(c *Client, t *tab, ch *child) *session {
 	} else {
 		t.sessions = append(t.sessions, s)
 	}
-	delete(c.hidden, t.targetID)
+	c.hidden.Show(t.targetID)
 	return s
 }
 

@@ -1,7 +1,6 @@
 package extension
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,10 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/livetab/livetab/internal/activeport"
 )
 
 // FindChromium returns the path of a Chromium to launch: $LIVETAB_CHROME if
@@ -137,7 +136,7 @@ func Launch(ctx context.Context, extDir string, opts LaunchOptions) (*Browser, e
 		}
 		b.tempDir = true
 	}
-	portFile := filepath.Join(b.UserDataDir, "DevToolsActivePort")
+	portFile := filepath.Join(b.UserDataDir, activeport.File)
 	if opts.DebugPort {
 		// A file left by an earlier run would name a dead port.
 		os.Remove(portFile)
@@ -264,7 +263,7 @@ func (t *tail) lastLines(n int) string {
 }
 
 // waitDebugURL reads the port Chromium chose from the DevToolsActivePort
-// file it writes into the profile: line 1 the port, line 2 the path.
+// file it writes into the profile, once the file is whole.
 func waitDebugURL(ctx context.Context, portFile string, done <-chan struct{}) (string, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -275,11 +274,8 @@ func waitDebugURL(ctx context.Context, portFile string, done <-chan struct{}) (s
 	defer tick.Stop()
 	for {
 		if b, err := os.ReadFile(portFile); err == nil {
-			lines := strings.Split(string(bytes.TrimSpace(b)), "\n")
-			if len(lines) == 2 {
-				if port, err := strconv.Atoi(strings.TrimSpace(lines[0])); err == nil && port > 0 {
-					return "ws://127.0.0.1:" + strconv.Itoa(port) + strings.TrimSpace(lines[1]), nil
-				}
+			if u, err := activeport.URL(b); err == nil {
+				return u, nil
 			}
 		}
 		select {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/livetab/livetab/internal/inpage"
 )
 
 // Errors that actions return, wrapped with details. Test them with errors.Is.
@@ -109,24 +111,8 @@ func (e *DialogOpenError) Error() string {
 func (e *DialogOpenError) Is(target error) bool { return target == ErrDialogOpen }
 
 // contextGone reports whether a CDP error says that the JavaScript context or
-// object the call used is gone, which happens when the document was replaced.
+// object the call used is gone, which happens when the document was
+// replaced; page also reloads its library after a value too deep to return.
 func contextGone(err error) bool {
-	if err == nil {
-		return false
-	}
-	s := err.Error()
-	for _, m := range []string{
-		"Cannot find context with specified id",
-		"Execution context was destroyed",
-		"Could not find object with given id",
-		"Cannot find default execution context",
-		"Inspected target navigated or closed",
-		"Object reference chain is too long",
-		"Cannot find object with id",
-	} {
-		if strings.Contains(s, m) {
-			return true
-		}
-	}
-	return false
+	return inpage.Navigated(err) || err != nil && strings.Contains(err.Error(), "Object reference chain is too long")
 }

@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
-	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/livetab/livetab/internal/inpage"
 )
 
 var (
@@ -18,8 +19,6 @@ var (
 	libJS string
 	//go:embed js/reader.js
 	readerJS string
-	//go:embed js/call.js
-	callJS string
 	//go:embed js/frameel.js
 	frameElJS string
 	//go:embed js/ping.js
@@ -54,17 +53,9 @@ type libs struct {
 	frames map[cdp.FrameID]*session
 }
 
-// jsError is a failure the library reported: {err: code, msg: text}.
-type jsError struct {
-	Code string
-	Msg  string
-}
-
-func (e *jsError) Error() string { return e.Msg }
-
 // elemErr turns a library failure about ref into an *ElementError.
 func elemErr(ref Ref, err error) error {
-	var je *jsError
+	var je *inpage.Error
 	if errors.As(err, &je) && je.Code != "js" {
 		return &ElementError{Ref: ref, Code: je.Code, Msg: je.Msg}
 	}
@@ -107,7 +98,7 @@ func (a *action) ensureLib(s *session) (runtime.RemoteObjectID, error) {
 		return "", fmt.Errorf("loading the page library: %w", err)
 	}
 	if res.ExceptionDetails != nil {
-		return "", fmt.Errorf("loading the page library: %s", exceptionText(res.ExceptionDetails))
+		return "", fmt.Errorf("loading the page library: %s", inpage.ExceptionText(res.ExceptionDetails))
 	}
 	a.t.mu.Lock()
 	s.lib = res.Result.ObjectID
@@ -124,67 +115,33 @@ func (a *action) dropLib(s *session, lib runtime.RemoteObjectID) {
 }
 
 // call runs function name of the library in s with args and decodes its
-// result into out. A library lost to a navigation is loaded again once; its
-// fresh registry then refuses old element indexes, as it should.
+// result into out; the library's {err} answer is an *inpage.Error. A
+// library lost to a navigation is loaded again once; its fresh registry
+// then refuses old element indexes, as it should.
 func (a *action) call(s *session, name string, out any, args ...any) error {
-	if args == nil {
-		args = []any{}
-	}
-	argv, err := jsonv2.Marshal(args)
+	argv, err := inpage.Vals(args...)
 	if err != nil {
 		return fmt.Errorf("encoding the arguments of %s: %w", name, err)
 	}
-	namev, _ := jsonv2.Marshal(name)
 	for attempt := 0; ; attempt++ {
 		lib, err := a.ensureLib(s)
 		if err != nil {
 			return err
 		}
 		ctx, cancel := a.sctx(s)
-		res, err := chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
-			FunctionDeclaration: callJS,
-			ObjectID:            lib,
-			Arguments:           []*runtime.CallArgument{{Value: namev}, {Value: argv}},
-			ReturnByValue:       new(true),
-			Silent:              new(true),
-		})
+		res, err := chromedp.Call(ctx, runtime.CallFunctionOn, inpage.CallParams(lib, "", name, argv...))
 		cancel()
-		if err == nil && res.ExceptionDetails != nil {
-			err = errors.New(exceptionText(res.ExceptionDetails))
+		if err == nil {
+			err = inpage.Decode(name, res, out)
 		}
-		if err != nil {
-			if contextGone(err) && attempt == 0 {
-				a.dropLib(s, lib)
-				continue
-			}
-			return err
+		var je *inpage.Error
+		if err != nil && !errors.As(err, &je) && contextGone(err) && attempt == 0 {
+			a.dropLib(s, lib)
+			continue
 		}
-		var r struct {
-			OK  jsonv2.Value `json:"ok"`
-			Err string       `json:"err"`
-			Msg string       `json:"msg"`
-		}
-		if err := jsonv2.Unmarshal(res.Result.Value, &r); err != nil {
-			return fmt.Errorf("decoding the result of %s: %w", name, err)
-		}
-		if r.Err != "" {
-			return &jsError{Code: r.Err, Msg: r.Msg}
-		}
-		if out != nil && len(r.OK) > 0 {
-			if err := jsonv2.Unmarshal(r.OK, out); err != nil {
-				return fmt.Errorf("decoding the result of %s: %w", name, err)
-			}
-		}
-		return nil
+		return err
 	}
 }
 
 // pollInterval is how often waits that depend on page state look again.
 const pollInterval = 50 * time.Millisecond
-
-func exceptionText(d *runtime.ExceptionDetails) string {
-	if d.Exception != nil && d.Exception.Description != "" {
-		return d.Exception.Description
-	}
-	return d.Text
-}

@@ -8,6 +8,8 @@ import (
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/livetab/livetab/internal/inpage"
 )
 
 // ReadOptions says what to read and how.
@@ -108,7 +110,7 @@ func (a *action) evaluate(expr string) (jsonv2.Value, error) {
 		return nil, err
 	}
 	if res.ExceptionDetails != nil {
-		return nil, fmt.Errorf("the script threw: %s", exceptionText(res.ExceptionDetails))
+		return nil, fmt.Errorf("the script threw: %s", inpage.ExceptionText(res.ExceptionDetails))
 	}
 	r := res.Result
 	switch {

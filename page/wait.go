@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/livetab/livetab/internal/inpage"
 )
 
 // WaitOptions says what to wait for. All the conditions given must hold at
@@ -76,7 +78,7 @@ func (a *action) unmet(o WaitOptions) ([]string, error) {
 			Selector bool `json:"selector"`
 		}
 		if err := a.call(a.t.libs.main, "check", &r, q); err != nil {
-			var je *jsError
+			var je *inpage.Error
 			if errors.As(err, &je) {
 				return nil, &ElementError{Ref: Selector(o.Selector), Code: je.Code, Msg: je.Msg}
 			}
@@ -100,7 +102,7 @@ func (a *action) unmet(o WaitOptions) ([]string, error) {
 				Gone bool `json:"gone"`
 			}
 			if cerr := a.call(s, "check", &r, map[string]any{"gone": jsref}); cerr != nil {
-				var je *jsError
+				var je *inpage.Error
 				if errors.As(cerr, &je) || !contextGone(cerr) {
 					return nil, elemErr(o.Gone, cerr)
 				}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Class is what kind of network an address belongs to.
@@ -138,6 +139,10 @@ func canonicalHost(h string) (string, netip.Addr, error) {
 			return "", netip.Addr{}, fmt.Errorf("%w: %q has a bad percent-encoding", errBadHost, h)
 		}
 		h = u
+	}
+	if !utf8.ValidString(h) {
+		// A browser refuses such a host (the extension's URL parser does).
+		return "", netip.Addr{}, fmt.Errorf("%w: %q is not UTF-8", errBadHost, h)
 	}
 	h = foldWidth(strings.ToLower(h))
 	if strings.HasPrefix(h, "[") {

@@ -14,11 +14,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/livetab/livetab/livetabcdp"
 )
 
 // Files puts files into the file input r refers to (or the label of one, or
@@ -220,16 +221,6 @@ func results(seen []pageFile, sums []string) []FileResult {
 	return out
 }
 
-// livetabInfo is the answer of Livetab.getInfo, the relay's description of
-// the extension.
-type livetabInfo struct {
-	Version     string `json:"version"`
-	ExtensionID string `json:"extensionId"`
-	FileAccess  bool   `json:"fileAccess"`
-}
-
-var getInfo = cdp.Command[cdp.Empty, livetabInfo]{Method: "Livetab.getInfo"}
-
 // nativeAllowed says whether DOM.setFileInputFiles can read these files:
 // they must all be paths, and a livetab extension must have file access.
 // A browser that does not know Livetab.getInfo is a plain Chrome with full
@@ -240,10 +231,9 @@ func nativeAllowed(ctx context.Context, t *chromedp.Target, files []File) error 
 			return fmt.Errorf("%w: %s is not a file on disk", ErrNativeUnavailable, f.Name)
 		}
 	}
-	info, err := cdp.Call(ctx, t, getInfo, cdp.Empty{})
+	info, err := cdp.Call(ctx, t, livetabcdp.GetInfo, cdp.Empty{})
 	if err != nil {
-		var ce *cdproto.Error
-		if errors.As(err, &ce) && ce.Code == -32601 {
+		if livetabcdp.IsUnsupported(err) {
 			return nil
 		}
 		return fmt.Errorf("%w: asking the extension for file access: %w", ErrNativeUnavailable, err)

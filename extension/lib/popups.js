@@ -30,9 +30,17 @@ export const FIRST_RULE_ID = 1000;
  */
 export function dnrDomain(pattern) {
   let p = pattern.toLowerCase().trim();
-  if (p.startsWith('*.')) p = p.slice(2);
+  const wild = p.startsWith('*.');
+  if (wild) p = p.slice(2);
   p = p.replace(/\.$/, '');
-  return /^[a-z0-9-]+(\.[a-z0-9-]+)*$/.test(p) ? p : '';
+  if (!/^[a-z0-9-]+(\.[a-z0-9-]+)*$/.test(p)) return '';
+  if (wild) return p;
+  // As the browser writes the host it requests: 127.1 is 127.0.0.1.
+  try {
+    return new URL(`http://${p}/`).hostname;
+  } catch {
+    return '';
+  }
 }
 
 /**
@@ -117,7 +125,10 @@ function domainRules(pol, excludedTabIds, firstId) {
     if (!pol.domains.some((p) => hostMatches(d, p))) {
       block({ requestDomains: [d], regexFilter: `${SCHEME}${escapeRE(d)}${PORT_END}` });
     }
-    if (IPV4.test(d) || wild.some((w) => d === w || d.endsWith('.' + w))) continue;
+    // A host that ends in a number is an address, which "*.d" never
+    // matches: only a name under a wildcard is let through.
+    const numeric = /(^|\.)(\d+|0x[0-9a-f]*)$/.test(d);
+    if (IPV4.test(d) || (!numeric && wild.some((w) => d === w || d.endsWith('.' + w)))) continue;
     const inner = domains.filter((x) => x !== d && x.endsWith('.' + d));
     block({
       requestDomains: [d],

@@ -20,6 +20,12 @@ test('urls under a policy (shared vectors)', () => {
   }
 });
 
+test('urls Go refuses and a browser reads inside the domains (shared vectors)', () => {
+  for (const v of vectors.urlsStricterInGo) {
+    assert.equal(urlAllowed(v.url, v.domains), true, `${v.url} under ${v.domains}`);
+  }
+});
+
 test('policy params', () => {
   assert.deepEqual(parsePolicy({ sharedOnly: true, domains: ['a', 3, ''] }), { sharedOnly: true, domains: ['a'] });
   assert.deepEqual(parsePolicy(undefined), { sharedOnly: false, domains: [] });

@@ -1,16 +1,23 @@
-// Package inpage loads a package's JavaScript library into a page, in the
-// world of an element or in the main world, and calls its functions with
-// arguments by value or by reference. capture and upload share it; each
-// brings its own library, error codes and wording through a Kit.
+// Package inpage is the one way Go calls a JavaScript library in a page:
+// one door (js/call.js), one form of answer ({ok} or {err: code, msg:
+// text}, read by [Decode]) and one error type ([Error]). capture and upload
+// load their library through a Kit, in the world of an element or in the
+// main world, with their own error codes and wording; page, which keeps a
+// library per JavaScript world and reloads it after a navigation, makes
+// its calls with [CallParams] and [Decode] on its own sessions.
 //
 // A library is a function expression that returns an object with a method
 // call(name, args) answering {ok} or {err: code, msg: text}, plus the
 // methods that answer with elements, which Lib.Ref calls directly.
+//
+// It depends on chromedp and cdproto only, so that page, capture and upload
+// keep working on any chromedp tab.
 package inpage
 
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -104,7 +111,7 @@ func (k *Kit) Load(ctx context.Context, t *chromedp.Target, el runtime.RemoteObj
 }
 
 // Error is a failure the library reported as {err: code, msg: text}. It
-// unwraps to the sentinel the Kit maps the code onto.
+// unwraps to the sentinel a Kit maps the code onto, if any.
 type Error struct {
 	Code string
 	Msg  string
@@ -121,6 +128,58 @@ func (k *Kit) Error(code, msg string) error {
 	return &Error{Code: code, Msg: msg, kind: k.Codes[code]}
 }
 
+// Exception is a JavaScript exception a call threw instead of answering.
+type Exception struct {
+	Details *runtime.ExceptionDetails
+}
+
+func (e *Exception) Error() string { return ExceptionText(e.Details) }
+
+// CallParams are the Runtime.callFunctionOn params that run function name
+// of the library object lib with args through the door, answered by value
+// (a promise is awaited). What the call keeps goes into group ("": none).
+func CallParams(lib runtime.RemoteObjectID, group, name string, args ...*runtime.CallArgument) runtime.CallFunctionOnParams {
+	return runtime.CallFunctionOnParams{
+		FunctionDeclaration: callJS,
+		ObjectID:            lib,
+		Arguments:           append([]*runtime.CallArgument{Val(name)}, args...),
+		ReturnByValue:       new(true),
+		AwaitPromise:        new(true),
+		Silent:              new(true),
+		ObjectGroup:         group,
+	}
+}
+
+// Decode reads the answer of a call made with [CallParams] to function
+// name: {ok} decodes into out (when out is not nil), {err, msg} comes back
+// as an *Error that unwraps to nothing (a Kit maps the codes), and a thrown
+// exception as an *Exception.
+func Decode(name string, res runtime.CallFunctionOnResult, out any) error {
+	if res.ExceptionDetails != nil {
+		return &Exception{Details: res.ExceptionDetails}
+	}
+	var r struct {
+		OK  jsonv2.Value `json:"ok"`
+		Err string       `json:"err"`
+		Msg string       `json:"msg"`
+	}
+	if res.Result == nil {
+		return fmt.Errorf("decoding the result of %s: no result", name)
+	}
+	if err := jsonv2.Unmarshal(res.Result.Value, &r); err != nil {
+		return fmt.Errorf("decoding the result of %s: %w", name, err)
+	}
+	if r.Err != "" {
+		return &Error{Code: r.Err, Msg: r.Msg}
+	}
+	if out != nil && len(r.OK) > 0 {
+		if err := jsonv2.Unmarshal(r.OK, out); err != nil {
+			return fmt.Errorf("decoding the result of %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
 // Val is a call argument passed by value.
 func Val(v any) *runtime.CallArgument {
 	b, _ := jsonv2.Marshal(v)
@@ -132,16 +191,25 @@ func Obj(id runtime.RemoteObjectID) *runtime.CallArgument {
 	return &runtime.CallArgument{ObjectID: id}
 }
 
-func (l *Lib) invoke(ctx context.Context, door string, byValue bool, name string, args []*runtime.CallArgument) (*runtime.RemoteObject, error) {
-	res, err := cdp.Call(ctx, l.t, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
-		FunctionDeclaration: door,
-		ObjectID:            l.obj,
-		Arguments:           append([]*runtime.CallArgument{Val(name)}, args...),
-		ReturnByValue:       new(byValue),
-		AwaitPromise:        new(true),
-		Silent:              new(true),
-		ObjectGroup:         l.group,
-	})
+// Vals are call arguments passed by value, or the error of the first
+// that does not encode.
+func Vals(args ...any) ([]*runtime.CallArgument, error) {
+	out := make([]*runtime.CallArgument, len(args))
+	for i, a := range args {
+		b, err := jsonv2.Marshal(a)
+		if err != nil {
+			return nil, fmt.Errorf("encoding argument %d: %w", i+1, err)
+		}
+		out[i] = &runtime.CallArgument{Value: b}
+	}
+	return out, nil
+}
+
+// ref runs a library function that answers with an object, by reference.
+func (l *Lib) ref(ctx context.Context, name string, args []*runtime.CallArgument) (*runtime.RemoteObject, error) {
+	p := CallParams(l.obj, l.group, name, args...)
+	p.FunctionDeclaration, p.ReturnByValue = refJS, new(false)
+	res, err := cdp.Call(ctx, l.t, runtime.CallFunctionOn, p)
 	if err != nil {
 		return nil, l.k.TabErr(fmt.Errorf("%s %s: %w", l.k.Name, name, err))
 	}
@@ -152,35 +220,30 @@ func (l *Lib) invoke(ctx context.Context, door string, byValue bool, name string
 }
 
 // Call runs a library function and decodes its {ok} result into out; an
-// {err} result comes back as an *Error.
+// {err} result comes back as an *Error that unwraps to the Kit's sentinel.
 func (l *Lib) Call(ctx context.Context, name string, out any, args ...*runtime.CallArgument) error {
-	ro, err := l.invoke(ctx, callJS, true, name, args)
+	res, err := cdp.Call(ctx, l.t, runtime.CallFunctionOn, CallParams(l.obj, l.group, name, args...))
 	if err != nil {
-		return err
+		return l.k.TabErr(fmt.Errorf("%s %s: %w", l.k.Name, name, err))
 	}
-	var r struct {
-		OK  jsonv2.Value `json:"ok"`
-		Err string       `json:"err"`
-		Msg string       `json:"msg"`
+	err = Decode(name, res, out)
+	var le *Error
+	var exc *Exception
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &le):
+		return l.k.Error(le.Code, le.Msg)
+	case errors.As(err, &exc):
+		return fmt.Errorf("%s %s: %w", l.k.Name, name, exc)
 	}
-	if err := jsonv2.Unmarshal(ro.Value, &r); err != nil {
-		return fmt.Errorf("%sdecoding the result of %s: %w", l.k.Prefix, name, err)
-	}
-	if r.Err != "" {
-		return l.k.Error(r.Err, r.Msg)
-	}
-	if out != nil && len(r.OK) > 0 {
-		if err := jsonv2.Unmarshal(r.OK, out); err != nil {
-			return fmt.Errorf("%sdecoding the result of %s: %w", l.k.Prefix, name, err)
-		}
-	}
-	return nil
+	return fmt.Errorf("%s%w", l.k.Prefix, err)
 }
 
 // Ref runs a library function that returns an element, kept by reference
 // in the group; "" when it returned null.
 func (l *Lib) Ref(ctx context.Context, name string, args ...*runtime.CallArgument) (runtime.RemoteObjectID, error) {
-	ro, err := l.invoke(ctx, refJS, false, name, args)
+	ro, err := l.ref(ctx, name, args)
 	if err != nil {
 		return "", err
 	}
@@ -199,13 +262,26 @@ func ExceptionText(d *runtime.ExceptionDetails) string {
 }
 
 // Navigated reports whether err says the page's context or objects are gone,
-// as they are when the tab closed or navigated under a command.
+// as they are when the tab closed or navigated under a command (the
+// document was replaced).
 func Navigated(err error) bool {
+	if err == nil {
+		return false
+	}
 	msg := err.Error()
-	return strings.Contains(msg, "Cannot find context with specified id") ||
-		strings.Contains(msg, "Could not find object with given id") ||
-		strings.Contains(msg, "Execution context was destroyed") ||
-		strings.Contains(msg, "Inspected target navigated or closed")
+	for _, m := range []string{
+		"Cannot find context with specified id",
+		"Cannot find default execution context",
+		"Execution context was destroyed",
+		"Could not find object with given id",
+		"Cannot find object with id",
+		"Inspected target navigated or closed",
+	} {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // Ref points at an element of the page by exactly one of its fields.

@@ -1,0 +1,138 @@
+// Package livetabcdp declares the Livetab domain: the CDP methods that
+// livetab's relay adds to what Chrome offers, for what only the extension
+// can do (the person's shared tabs, a client's own policy, closing a tab on
+// purpose, file access). They are declared as cdproto declares Chrome's own,
+// a [cdp.Command] value each with its params and result types, so any
+// chromedp context reaches them:
+//
+//	info, err := chromedp.CallBrowser(ctx, livetabcdp.GetInfo, cdp.Empty{})
+//	if livetabcdp.IsUnsupported(err) {
+//		// a plain Chrome: no extension behind this connection, fall back
+//	}
+//
+// The relay (package extcdp) answers them on the browser session and on
+// any page session alike. A plain Chrome answers every Livetab method with
+// the JSON-RPC error -32601 (method not found), which [IsUnsupported]
+// reports: the caller then falls back to what plain CDP can do.
+//
+// The package depends on cdproto alone, so that capture, upload, page and
+// programs outside livetab can import it without the relay.
+package livetabcdp
+
+import (
+	"errors"
+
+	"github.com/chromedp/cdproto"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/target"
+)
+
+// The method names, for the relay's dispatch and for raw CDP clients.
+const (
+	CommandGetInfo      = "Livetab.getInfo"
+	CommandGetActiveTab = "Livetab.getActiveTab"
+	CommandGetTabs      = "Livetab.getTabs"
+	CommandCloseTab     = "Livetab.closeTab"
+	CommandSetPolicy    = "Livetab.setPolicy"
+)
+
+// Domain is the prefix of every Livetab method.
+const Domain = "Livetab."
+
+// GetInfoResult is the result of the command Livetab.getInfo.
+type GetInfoResult struct {
+	Version     string `json:"version"`     // the extension's version
+	ExtensionID string `json:"extensionId"` // its id, chrome-extension://<id>
+	UserAgent   string `json:"userAgent"`   // the browser's user agent
+	// FileAccess is whether the person allowed the extension to read
+	// local files ("Allow access to file URLs" at chrome://extensions):
+	// DOM.setFileInputFiles needs it.
+	FileAccess bool   `json:"fileAccess"`
+	Bridge     string `json:"bridge"` // the version of the bridge protocol
+}
+
+// GetInfo describes the extension behind the connection.
+var GetInfo = cdp.Command[cdp.Empty, GetInfoResult]{Method: CommandGetInfo}
+
+// GetActiveTabResult is the result of the command Livetab.getActiveTab.
+type GetActiveTabResult struct {
+	TargetID target.ID `json:"targetId"`
+}
+
+// GetActiveTab returns the tab the person is looking at: the active tab of
+// the newest window, among the tabs the caller may see. It fails when there
+// is none.
+var GetActiveTab = cdp.Command[cdp.Empty, GetActiveTabResult]{Method: CommandGetActiveTab}
+
+// TabEntry is one tab in Livetab.getTabs.
+type TabEntry struct {
+	TargetID target.ID `json:"targetId"`
+	TabID    int64     `json:"tabId"` // chrome.tabs id
+	URL      string    `json:"url"`
+	Title    string    `json:"title"`
+	Active   bool      `json:"active"` // the active tab of its window
+	// Shared is whether the person shared the tab in the extension's
+	// popup: a client whose policy is sharedOnly may use only these,
+	// the tabs livetab opened and their popups.
+	Shared  bool `json:"shared"`
+	Created bool `json:"createdByLivetab"` // livetab opened it
+}
+
+// GetTabsResult is the result of the command Livetab.getTabs.
+type GetTabsResult struct {
+	Tabs []TabEntry `json:"tabs"`
+}
+
+// GetTabs lists the tabs the caller may see.
+var GetTabs = cdp.Command[cdp.Empty, GetTabsResult]{Method: CommandGetTabs}
+
+// CloseTabParams are the parameters of the command Livetab.closeTab.
+type CloseTabParams struct {
+	TargetID target.ID `json:"targetId"`
+}
+
+// CloseTab closes the tab even when the person opened it: the explicit
+// request that livetab's closing rule asks for, where Target.closeTarget
+// (what chromedp sends when a context is cancelled) only lets go of a tab
+// the connection did not open
+// (docs/decisions/2026-11-22-cancel-closes-only-tabs-livetab-opened.md).
+var CloseTab = cdp.Command[CloseTabParams, cdp.Empty]{Method: CommandCloseTab}
+
+// SetPolicyParams are the parameters of the command Livetab.setPolicy.
+type SetPolicyParams struct {
+	// SharedOnly keeps the client to the tabs the person shared, the tabs
+	// livetab opened and their popups.
+	SharedOnly bool `json:"sharedOnly"`
+	// Domains are host patterns as policy.MatchURL reads them
+	// ("example.com", "*.example.com", "10.0.0.0/8"); none allow every
+	// host.
+	Domains []string `json:"domains"`
+	// BlockPrivate keeps popups off loopback, private and link-local
+	// addresses written as IP literals (and localhost), but for the hosts
+	// in PrivateAllowed; no name is resolved.
+	BlockPrivate   bool     `json:"blockPrivate,omitzero"`
+	PrivateAllowed []string `json:"privateAllowed,omitzero"`
+}
+
+// SetPolicy sets the calling client's own policy, until it disconnects.
+// The relay attaches the client only to the tabs the policy allows, refuses
+// its navigations and new tabs outside the domains and ends its sessions on
+// a tab that leaves them; the extension blocks what pages of livetab's tabs
+// open outside them. Other clients are not bound.
+var SetPolicy = cdp.Command[SetPolicyParams, cdp.Empty]{Method: CommandSetPolicy}
+
+// codeMethodNotFound is JSON-RPC's "method not found", which Chrome answers
+// for a method it does not know.
+const codeMethodNotFound = -32601
+
+// IsUnsupported reports whether err is a browser's answer that it does not
+// know the method: a plain Chrome, with no livetab extension behind the
+// connection, answers every Livetab method so, and the caller falls back
+// to plain CDP. chromedp returns that answer as a *cdproto.Error, which
+// IsUnsupported finds however deeply it is wrapped; the message text is not
+// read, since an error from elsewhere (a page's text in it, say) could
+// carry the same words.
+func IsUnsupported(err error) bool {
+	var ce *cdproto.Error
+	return errors.As(err, &ce) && ce.Code == codeMethodNotFound
+}
