@@ -9,6 +9,8 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
+
+	"github.com/livetab/livetab/livetabcdp"
 )
 
 // The Livetab.* CDP domain: what the extension answers for itself.
@@ -30,43 +32,25 @@ func (s *Server) pushPolicy() {
 			exact = append(exact, d)
 		}
 	}
-	p := map[string]any{"sharedOnly": true, "domains": domains, "blockPrivate": !s.pol.AllowPrivateNetworks, "privateAllowed": exact}
-	err := s.setExtensionPolicy(p)
+	err := s.setExtensionPolicy(livetabcdp.SetPolicyParams{SharedOnly: true, Domains: domains, BlockPrivate: !s.pol.AllowPrivateNetworks, PrivateAllowed: exact})
 	switch {
 	case err == nil:
 		s.lg.Info("the browser side enforces the policy too", "sharedOnly", true, "domains", domains, "blockPrivate", !s.pol.AllowPrivateNetworks)
-	case noLivetabDomain(err):
+	case livetabcdp.IsUnsupported(err):
 		s.lg.Debug("no Livetab domain in this browser: nothing to push the policy to")
 	default:
 		s.lg.Warn("pushing the policy to the extension", "err", err)
 	}
 }
 
-func (s *Server) setExtensionPolicy(p map[string]any) error {
+func (s *Server) setExtensionPolicy(p livetabcdp.SetPolicyParams) error {
 	ctx, cancel := context.WithTimeout(s.tabCtx, 5*time.Second)
 	defer cancel()
-	_, err := cdp.Call(ctx, chromedp.FromContext(s.tabCtx).Browser, cdp.Command[map[string]any, struct{}]{Method: "Livetab.setPolicy"}, p)
+	_, err := cdp.Call(ctx, chromedp.FromContext(s.tabCtx).Browser, livetabcdp.SetPolicy, p)
 	return err
 }
 
-// noLivetabDomain reports the answer of a browser without livetab's
-// extension behind it.
-func noLivetabDomain(err error) bool {
-	return err != nil && (strings.Contains(err.Error(), "-32601") || strings.Contains(err.Error(), "wasn't found"))
-}
-
-// livetabTab is one tab in Livetab.getTabs.
-type livetabTab struct {
-	TargetID string `json:"targetId"`
-	TabID    int64  `json:"tabId"`
-	URL      string `json:"url"`
-	Title    string `json:"title"`
-	Active   bool   `json:"active"`
-	Shared   bool   `json:"shared"`
-	Created  bool   `json:"createdByLivetab"`
-}
-
-func (s *Server) livetabTabs(ctx context.Context) ([]livetabTab, error) {
+func (s *Server) livetabTabs(ctx context.Context) ([]livetabcdp.TabEntry, error) {
 	s.mu.Lock()
 	tabCtx := s.tabCtx
 	s.mu.Unlock()
@@ -75,14 +59,12 @@ func (s *Server) livetabTabs(ctx context.Context) ([]livetabTab, error) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	r, err := cdp.Call(cctx, chromedp.FromContext(tabCtx).Browser, cdp.Command[struct{}, struct {
-		Tabs []livetabTab `json:"tabs"`
-	}]{Method: "Livetab.getTabs"}, struct{}{})
+	r, err := cdp.Call(cctx, chromedp.FromContext(tabCtx).Browser, livetabcdp.GetTabs, cdp.Empty{})
 	if err != nil {
-		if noLivetabDomain(err) {
+		if livetabcdp.IsUnsupported(err) {
 			return nil, fmt.Errorf("this browser has no livetab extension, so no tab can be shared: %w", err)
 		}
-		return nil, fmt.Errorf("listing the shared tabs (Livetab.getTabs): %w", err)
+		return nil, fmt.Errorf("listing the shared tabs (%s): %w", livetabcdp.CommandGetTabs, err)
 	}
 	return r.Tabs, nil
 }
@@ -96,7 +78,7 @@ func (s *Server) sharedTabIDs(ctx context.Context) ([]string, error) {
 	var ids []string
 	for _, t := range tabs {
 		if t.Shared {
-			ids = append(ids, t.TargetID)
+			ids = append(ids, string(t.TargetID))
 		}
 	}
 	return ids, nil

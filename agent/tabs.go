@@ -104,7 +104,7 @@ func (s *Server) tabList(ctx context.Context, pg *page.Page) ([]tabEntry, error)
 	isShared := map[string]bool{}
 	for _, t := range shared {
 		if t.Shared {
-			isShared[t.TargetID] = true
+			isShared[string(t.TargetID)] = true
 		}
 	}
 	out := []tabEntry{}
@@ -122,8 +122,8 @@ func (s *Server) tabList(ctx context.Context, pg *page.Page) ([]tabEntry, error)
 	}
 	if serr == nil {
 		for _, t := range shared {
-			if t.Shared && !known[t.TargetID] {
-				out = append(out, tabEntry{ID: t.TargetID, URL: t.URL, Title: t.Title, Origin: "shared"})
+			if t.Shared && !known[string(t.TargetID)] {
+				out = append(out, tabEntry{ID: string(t.TargetID), URL: t.URL, Title: t.Title, Origin: "shared"})
 			}
 		}
 	}
