@@ -101,16 +101,23 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 }
 
 // ActiveTab returns the target id of the tab the user is looking at (the
-// active tab of the newest window), for chromedp.WithTargetID. ctx is a
-// context from NewAllocator, or any chromedp context on it.
+// active tab of the newest window), for chromedp.WithTargetID. ctx is an
+// allocator context on livetab — NewAllocator's, or livetab.Connect's
+// over the endpoint — or any chromedp context on one. Opening a tab makes
+// it the active one, so ask before opening tabs of your own.
 func ActiveTab(ctx context.Context) (target.ID, error) {
-	if _, err := chromedp.Targets(ctx); err != nil { // allocates the browser connection
-		return "", fmt.Errorf("extcdp: %w", err)
+	if c := chromedp.FromContext(ctx); c != nil && c.Browser == nil && c.Target == nil {
+		// The allocator's own context (or one not yet run): chromedp
+		// runs nothing on it, so ask through a browser context of ours,
+		// which opens no tab and disconnects when done.
+		bctx, cancel := chromedp.NewContext(ctx)
+		defer cancel()
+		ctx = bctx
+	}
+	if _, err := chromedp.Targets(ctx); err != nil { // connects to the browser
+		return "", fmt.Errorf("extcdp: ActiveTab needs a livetab allocator context (extcdp.NewAllocator, livetab.Connect) or a chromedp context on one: %w", err)
 	}
 	c := chromedp.FromContext(ctx)
-	if c == nil || c.Browser == nil {
-		return "", fmt.Errorf("extcdp: ActiveTab needs a context from extcdp.NewAllocator: %w", chromedp.ErrInvalidContext)
-	}
 	res, err := cdp.Call(ctx, c.Browser, livetabcdp.GetActiveTab, cdp.Empty{})
 	if err != nil {
 		return "", fmt.Errorf("extcdp: finding the active tab: %w", err)

@@ -79,6 +79,41 @@ func TestActiveTab(t *testing.T) {
 	}
 }
 
+// ActiveTab takes the allocator's own context too, in-process and over the
+// endpoint (what livetab.Connect gives), as its example shows.
+func TestActiveTabOnAllocatorContext(t *testing.T) {
+	id := userTab(t, site.URL+"/form?active-alloc")
+	closeUserTab(t, id)
+	u, err := env.User(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	if _, err := u.Call(context.Background(), "Target.activateTarget", map[string]string{"targetId": id}); err != nil {
+		t.Fatal(err)
+	}
+	srv, tok := endpoint(t)
+	ractx, cancelR := remote.NewAllocator(context.Background(), extcdp.RelayFor(env.Bridge).BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok))
+	defer cancelR()
+	for name, alloc := range map[string]context.Context{"in-process": env.Allocator(t), "endpoint": ractx} {
+		got, err := extcdp.ActiveTab(alloc)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if string(got) != id {
+			t.Errorf("%s: active tab %s, want %s", name, got, id)
+		}
+		// The answer is usable at once, and asking left no tab behind.
+		tab, cancel := chromedp.NewContext(alloc, chromedp.WithTargetID(got))
+		url, err := chromedp.Run(tab, chromedp.Location())
+		cancel()
+		if err != nil || !strings.Contains(url, "active-alloc") {
+			t.Errorf("%s: attaching to the active tab: %q, %v", name, url, err)
+		}
+	}
+}
+
 // Two clients on one tab share one debugger attachment; the second one's
 // Runtime.enable gets the execution contexts replayed, so its queries work.
 func TestTwoClientsShareATab(t *testing.T) {
