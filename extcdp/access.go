@@ -28,7 +28,7 @@ func (c *Client) sees(t *tab) bool {
 // link come late, other clients' sessions on the tab end. Call with r.mu
 // held.
 func (r *Relay) inherit(t *tab) {
-	if t.creator != nil || t.info.OpenerTabID == 0 {
+	if t.creator != nil || t.kept || t.info.OpenerTabID == 0 {
 		return
 	}
 	o := r.tabs[t.info.OpenerTabID]

@@ -86,7 +86,7 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 			if t.targetID != "" && c.sees(t) {
 				tabs = append(tabs, livetabcdp.TabEntry{
 					TargetID: t.targetID, TabID: t.id, URL: t.info.URL, Title: t.info.Title,
-					Active: t.info.Active, Shared: t.info.Shared, Created: t.created || t.info.Created,
+					Active: t.info.Active, Shared: t.info.Shared, Created: t.created || t.info.Created && !t.kept,
 				})
 			}
 		}
@@ -94,10 +94,51 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 		c.reply(m.ID, sid, livetabcdp.GetTabsResult{Tabs: tabs})
 	case livetabcdp.CommandSetPolicy:
 		c.setPolicy(ctx, m, sid)
+	case livetabcdp.CommandKeepTab:
+		var p livetabcdp.KeepTabParams
+		if !c.params(m, sid, &p) {
+			return true
+		}
+		r.mu.Lock()
+		var t *tab
+		for _, x := range r.tabs {
+			if x.targetID == p.TargetID && c.sees(x) {
+				t = x
+			}
+		}
+		mine := t != nil && t.creator == c
+		if mine {
+			t.creator, t.created, t.kept = nil, false, true
+		}
+		r.mu.Unlock()
+		switch {
+		case t == nil:
+			c.fail(m.ID, sid, -32000, fmt.Sprintf("no tab with targetId %q: list them with Target.getTargets", p.TargetID))
+		case !mine:
+			c.fail(m.ID, sid, -32000, fmt.Sprintf("tab %s was not opened by this connection: it is the person's already, and a cancel only detaches from it", p.TargetID))
+		default:
+			c.reply(m.ID, sid, nil)
+		}
 	default:
 		return false
 	}
 	return true
+}
+
+// Keep gives the tab of ctx, which this program opened, to the person: it
+// stays open when ctx is cancelled (which then only detaches) and when the
+// program ends, like a tab the person opened. ctx is a chromedp context on a
+// livetab allocator whose tab exists (after a first Run). On a plain Chrome
+// it fails with an error for which livetabcdp.IsUnsupported is true.
+func Keep(ctx context.Context) error {
+	c := chromedp.FromContext(ctx)
+	if c == nil || c.Browser == nil || c.Target == nil {
+		return fmt.Errorf("extcdp: Keep needs the context of an open tab (run an action on it first): %w", chromedp.ErrInvalidContext)
+	}
+	if _, err := cdp.Call(ctx, c.Browser, livetabcdp.KeepTab, livetabcdp.KeepTabParams{TargetID: c.Target.TargetID}); err != nil {
+		return fmt.Errorf("extcdp: keeping tab %s open: %w", c.Target.TargetID, err)
+	}
+	return nil
 }
 
 // ActiveTab returns the target id of the tab the user is looking at (the

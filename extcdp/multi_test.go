@@ -114,6 +114,55 @@ func TestActiveTabOnAllocatorContext(t *testing.T) {
 	}
 }
 
+// A tab a program opened and kept outlives its context and the program,
+// in-process and over the endpoint; a tab it did not open cannot be kept.
+func TestKeepTab(t *testing.T) {
+	srv, tok := endpoint(t)
+	for _, door := range []string{"in-process", "endpoint"} {
+		var alloc context.Context
+		if door == "in-process" {
+			alloc = env.Allocator(t)
+		} else {
+			ractx, cancel := remote.NewAllocator(context.Background(), extcdp.RelayFor(env.Bridge).BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok))
+			defer cancel()
+			alloc = ractx
+		}
+		tabCtx, cancel := chromedp.NewContext(alloc)
+		if err := chromedp.Do(tabCtx, chromedp.Navigate(site.URL+"/form?keep-"+door)); err != nil {
+			t.Fatal(err)
+		}
+		if err := extcdp.Keep(tabCtx); err != nil {
+			t.Fatalf("%s: %v", door, err)
+		}
+		id := string(chromedp.FromContext(tabCtx).Target.TargetID)
+		closeUserTab(t, id)
+		cancel() // only detaches now
+		time.Sleep(300 * time.Millisecond)
+		ts, ok := tabStatus(id)
+		if !ok || ts.Client || ts.Created || ts.Attached {
+			t.Errorf("%s: after the cancel the kept tab is %+v (listed %v), want open, the person's and detached", door, ts, ok)
+		}
+		// Another program sees it, as any of the person's tabs.
+		other, cancelO := chromedp.NewContext(env.Allocator(t), chromedp.WithTargetID(target.ID(id)))
+		url, err := chromedp.Run(other, chromedp.Location())
+		cancelO()
+		if err != nil || !strings.Contains(url, "keep-"+door) {
+			t.Errorf("%s: another context on the kept tab: %q, %v", door, url, err)
+		}
+	}
+	// The person's own tab is theirs already.
+	id := userTab(t, site.URL+"/form?keep-user")
+	closeUserTab(t, id)
+	u, cancel := chromedp.NewContext(env.Allocator(t), chromedp.WithTargetID(target.ID(id)))
+	defer cancel()
+	if err := chromedp.Do(u); err != nil {
+		t.Fatal(err)
+	}
+	if err := extcdp.Keep(u); err == nil || !strings.Contains(err.Error(), "not opened by this connection") {
+		t.Errorf("keeping the person's tab: %v", err)
+	}
+}
+
 // Two clients on one tab share one debugger attachment; the second one's
 // Runtime.enable gets the execution contexts replayed, so its queries work.
 func TestTwoClientsShareATab(t *testing.T) {

@@ -95,6 +95,9 @@ type tab struct {
 	// (docs/decisions/2026-11-22-cancel-closes-only-tabs-livetab-opened.md).
 	creator *Client
 	created bool
+	// kept: its creator gave it to the person (Livetab.keepTab), so no
+	// client owns it again, nor closes it on cancel.
+	kept bool
 	// context is the browser context a client made it in (see
 	// createBrowserContext); "" for the default one.
 	context cdp.BrowserContextID

@@ -34,6 +34,7 @@ const (
 	CommandGetTabs      = "Livetab.getTabs"
 	CommandCloseTab     = "Livetab.closeTab"
 	CommandSetPolicy    = "Livetab.setPolicy"
+	CommandKeepTab      = "Livetab.keepTab"
 )
 
 // Domain is the prefix of every Livetab method.
@@ -97,6 +98,19 @@ type CloseTabParams struct {
 // the connection did not open
 // (docs/decisions/2026-11-22-cancel-closes-only-tabs-livetab-opened.md).
 var CloseTab = cdp.Command[CloseTabParams, cdp.Empty]{Method: CommandCloseTab}
+
+// KeepTabParams are the parameters of the command Livetab.keepTab.
+type KeepTabParams struct {
+	TargetID target.ID `json:"targetId"`
+}
+
+// KeepTab gives a tab the calling connection opened to the person: it
+// outlives the connection and the context that opened it, whose cancel
+// (Target.closeTarget) then only detaches, and every client may see it,
+// as any tab the person opened
+// (docs/decisions/2026-11-22-cancel-closes-only-tabs-livetab-opened.md).
+// It fails for a tab the connection did not open.
+var KeepTab = cdp.Command[KeepTabParams, cdp.Empty]{Method: CommandKeepTab}
 
 // SetPolicyParams are the parameters of the command Livetab.setPolicy.
 type SetPolicyParams struct {
