@@ -217,6 +217,8 @@ func Launch(ctx context.Context, extDir string, opts LaunchOptions) (*Browser, e
 }
 
 // ErrExited is the error of a launched browser that has exited.
+//
+//lint:ignore ST1005 Chromium is a name, and the message starts with it.
 var ErrExited = errors.New("Chromium exited")
 
 // Err says why the browser exited, with the last lines of its log (a

@@ -53,7 +53,7 @@ type RefArgs struct {
 }
 
 // Ref is the element RefArgs name.
-func (a RefArgs) Ref() Ref { return Ref{Index: a.Index, Selector: a.Selector} }
+func (a RefArgs) Ref() Ref { return Ref(a) }
 
 // SnapshotArgs are the arguments of browser_snapshot.
 type SnapshotArgs struct {
@@ -281,7 +281,7 @@ func (p *Page) Run(ctx context.Context, args ToolArgs) (Result, error) {
 func text(s string) Result { return Result{Text: s} }
 
 func (a SnapshotArgs) run(ctx context.Context, p *Page) (Result, error) {
-	s, err := p.Snapshot(ctx, SnapshotOptions{ViewportOnly: a.ViewportOnly, MaxElements: a.MaxElements})
+	s, err := p.Snapshot(ctx, SnapshotOptions(a))
 	if err != nil {
 		return Result{}, err
 	}
