@@ -17,13 +17,28 @@
 //   - extension: the MV3 extension itself, embedded; writes it out for
 //     "Load unpacked" and launches a Chromium with it for demos and tests.
 //   - bridge: the loopback WebSocket server the extension dials: pairing
-//     token, Origin and Host checks, request/reply correlation, ordered
-//     events, chunked large frames, reconnection.
-//   - extcdp: the browser that chrome.debugger lacks. Its Relay answers the
-//     browser-level CDP (targets, sessions, Browser.*) and passes page
-//     traffic through untouched; NewAllocator gives chromedp an allocator
-//     on it. Cancelling a context closes only tabs livetab opened.
-//   - internal/wire: the frames between the bridge and the extension.
+//     by mutual proof, Origin and Host checks, request/reply correlation,
+//     ordered events, chunked large frames, reconnection.
+//   - extcdp: the browser that chrome.debugger lacks. Its Relay
+//     (NewRelay, Close) answers the browser-level CDP (targets, sessions,
+//     Browser.*) and passes page traffic through untouched; NewAllocator
+//     gives chromedp an allocator on it, Relay.Handler a CDP endpoint.
+//     Cancelling a context closes only tabs livetab opened.
+//   - livetabcdp: the Livetab CDP domain, what only the extension can do
+//     (shared tabs, a client's policy, closing or keeping a tab), declared
+//     as cdproto declares Chrome's, with IsUnsupported for plain Chrome.
+//   - page, capture, upload: an agent-friendly tab (snapshot, indexes,
+//     actions, tools), media out and files in, over any chromedp tab; they
+//     import chromedp and cdproto only, never bridge or extcdp.
+//   - policy: what an agent may do: domains, shared tabs, read-only,
+//     evaluation, confirmation, audit.
+//   - agent: page's tools, with tabs, capture and upload, as an MCP server
+//     a program can mount; `livetab mcp` serves it on stdio.
+//   - cmd/livetab: the CLI (extension, pair, serve, endpoint, status,
+//     doctor, mcp), a thin main over these packages.
+//   - internal/wire: the frames between the bridge and the extension;
+//     internal/inpage: the one in-page call layer of page, capture and
+//     upload.
 //
 // Other processes share one extension through `livetab serve` (package
 // cmd/livetab), which serves the relay as a standard CDP endpoint on

@@ -13,7 +13,6 @@ import (
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/livetab/livetab/extcdp"
 	"github.com/livetab/livetab/internal/browsertest"
 	"github.com/livetab/livetab/policy"
 )
@@ -89,7 +88,7 @@ func TestSharedTabs(t *testing.T) {
 
 	// The person shares it in the popup.
 	var tabID int64
-	for _, ts := range extcdp.RelayFor(env.Bridge).Status().Tabs {
+	for _, ts := range env.Relay.Status().Tabs {
 		if ts.TargetID == id {
 			tabID = ts.TabID
 		}

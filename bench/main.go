@@ -63,9 +63,9 @@ func run(n, bigMiB int) error {
 	livetabTab, cancelLT := chromedp.NewContext(inproc)
 	defer cancelLT()
 
-	srv := httptest.NewServer(extcdp.RelayFor(env.Bridge).Handler(extcdp.HandlerOptions{Token: "bench"}))
+	srv := httptest.NewServer(env.Relay.Handler(extcdp.HandlerOptions{Token: "bench"}))
 	defer srv.Close()
-	ep, cancelEP := remote.NewAllocator(ctx, extcdp.RelayFor(env.Bridge).BrowserURL(strings.TrimPrefix(srv.URL, "http://"), "bench"))
+	ep, cancelEP := remote.NewAllocator(ctx, env.Relay.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), "bench"))
 	defer cancelEP()
 	endpointTab, cancelET := chromedp.NewContext(ep)
 	defer cancelET()
@@ -78,7 +78,7 @@ func run(n, bigMiB int) error {
 	// The probe uses the in-process tab's attachment, straight through the
 	// bridge.
 	probeTab := int64(0)
-	for _, ts := range extcdp.RelayFor(env.Bridge).Status().Tabs {
+	for _, ts := range env.Relay.Status().Tabs {
 		if ts.TargetID == string(chromedp.FromContext(livetabTab).Target.TargetID) {
 			probeTab = ts.TabID
 		}

@@ -4,9 +4,12 @@
 // chrome.debugger reaches tabs, never the browser target, so a [Relay]
 // answers the browser level itself (targets, sessions, the Browser domain)
 // and passes page traffic through the bridge unchanged. [NewAllocator] gives
-// chromedp an allocator on it; [Handler] serves the same relay as a standard
+// chromedp an allocator on it; [Relay.Handler] serves the same relay as a standard
 // CDP WebSocket endpoint for other processes (chromedp's remote package,
-// Playwright, Puppeteer).
+// Playwright, Puppeteer). A bridge has one relay at a time: NewAllocator
+// on a bridge uses the one [NewRelay] opened, or opens one that its
+// allocators share and that closes with the last of them; [Relay.Close]
+// ends a relay and every client on it.
 //
 // Cancelling a chromedp context closes the tab only when livetab opened it.
 // A tab the user already had (attached with chromedp.WithTargetID) is
@@ -50,8 +53,25 @@ type Allocator struct {
 
 // NewAllocator returns a context whose allocator drives the browser behind
 // b. Use it as the parent of chromedp.NewContext.
+//
+// It uses b's open relay ([NewRelay]); when b has none, it opens one that
+// the allocators on b share and that closes when the last of them ends.
 func NewAllocator(parent context.Context, b *bridge.Bridge, opts ...Options) (context.Context, context.CancelFunc) {
-	a := &Allocator{relay: RelayFor(b)}
+	r, done := useRelay(b)
+	ctx, cancel := r.NewAllocator(parent, opts...)
+	a := chromedp.FromContext(ctx).Allocator.(*Allocator)
+	context.AfterFunc(ctx, func() {
+		a.Wait() // the allocator's tabs close before the relay does
+		done()
+	})
+	return ctx, cancel
+}
+
+// NewAllocator returns a context whose allocator drives the browser behind
+// r. Use it as the parent of chromedp.NewContext; cancelling it closes the
+// tabs its contexts opened, never r.
+func (r *Relay) NewAllocator(parent context.Context, opts ...Options) (context.Context, context.CancelFunc) {
+	a := &Allocator{relay: r}
 	if len(opts) > 0 {
 		a.opts = opts[0]
 	}
@@ -66,6 +86,9 @@ func NewAllocator(parent context.Context, b *bridge.Bridge, opts ...Options) (co
 func (a *Allocator) Allocate(ctx context.Context, opts ...chromedp.BrowserOption) (*chromedp.Browser, error) {
 	if chromedp.FromContext(ctx) == nil {
 		return nil, chromedp.ErrInvalidContext
+	}
+	if a.relay.isClosed() {
+		return nil, ErrRelayClosed
 	}
 	wctx, cancel := context.WithTimeout(ctx, a.opts.ConnectTimeout)
 	err := a.relay.b.WaitConnected(wctx)

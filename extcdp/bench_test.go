@@ -42,6 +42,17 @@ func fakeBridgeWith(tb testing.TB, setup func(*fakeext.Ext)) *bridge.Bridge {
 	return b
 }
 
+// relayOf opens the relay of b until the test ends.
+func relayOf(tb testing.TB, b *bridge.Bridge) *extcdp.Relay {
+	tb.Helper()
+	r, err := extcdp.NewRelay(b, extcdp.RelayOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { r.Close() })
+	return r
+}
+
 // BenchmarkBridgeCall is one request/reply through the bridge alone.
 func BenchmarkBridgeCall(b *testing.B) {
 	br := fakeBridge(b)

@@ -374,11 +374,9 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 	if c.ctx.Err() != nil {
 		// Closed meanwhile: Client.Close did not know this tab.
 		r.mu.Unlock()
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
-			defer cancel()
+		r.goWork(clientTimeout, func(ctx context.Context) {
 			r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: ti.TabID})
-		}()
+		})
 		return
 	}
 	t := r.upsertTab(ti)

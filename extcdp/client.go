@@ -78,6 +78,12 @@ func (r *Relay) NewClient() *Client {
 	c := &Client{r: r, signal: make(chan struct{}, 1), inFlightCh: make(chan struct{}, 1), hidden: map[target.ID]time.Time{}, contexts: map[cdp.BrowserContextID]bool{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		c.closed = true // a relay that closed takes no client
+		c.cancel()
+		return c
+	}
 	r.clients[c] = struct{}{}
 	r.mu.Unlock()
 	return c

@@ -9,7 +9,6 @@ import (
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 
-	"github.com/livetab/livetab/extcdp"
 	"github.com/livetab/livetab/internal/testsite"
 	"github.com/livetab/livetab/internal/wire"
 	"github.com/livetab/livetab/livetabcdp"
@@ -232,10 +231,10 @@ func TestPolicyBelongsToItsClient(t *testing.T) {
 	_ = bsid2
 
 	// A goes away without a goodbye.
-	n := extcdp.RelayFor(env.Bridge).Status().Clients
+	n := env.Relay.Status().Clients
 	a.ws.CloseNow()
 	waitFor(t, "A's connection to end", func() bool {
-		return extcdp.RelayFor(env.Bridge).Status().Clients < n
+		return env.Relay.Status().Clients < n
 	})
 	c := dialRawTo(t, srv, tok)
 	for _, cl := range []*rawClient{b, c} {
@@ -378,7 +377,7 @@ func shareTab(t *testing.T, targetID string) {
 	var tabID int64
 	for deadline := time.Now().Add(5 * time.Second); tabID == 0 && time.Now().Before(deadline); {
 		dialRaw(t).must("", "Target.getTargets", nil) // the relay lists the tabs again
-		for _, ts := range extcdp.RelayFor(env.Bridge).Status().Tabs {
+		for _, ts := range env.Relay.Status().Tabs {
 			if ts.TargetID == targetID {
 				tabID = ts.TabID
 			}

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/livetab/livetab/extcdp"
 )
 
 // TestClients runs unmodified Playwright and Puppeteer against the relay's
@@ -19,7 +17,7 @@ func TestClients(t *testing.T) {
 	// person's.
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		left := false
-		for _, ts := range extcdp.RelayFor(env.Bridge).Status().Tabs {
+		for _, ts := range env.Relay.Status().Tabs {
 			left = left || ts.Created
 		}
 		if !left {
@@ -27,7 +25,7 @@ func TestClients(t *testing.T) {
 		}
 	}
 	before := pageTargets(t)
-	site.CheckClients(t, extcdp.RelayFor(env.Bridge).BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok))
+	site.CheckClients(t, env.Relay.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok))
 	after := pageTargets(t)
 	for id, url := range before {
 		// A tab with no URL yet was just opened, by a test before this one.

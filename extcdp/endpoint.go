@@ -3,6 +3,7 @@ package extcdp
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -115,6 +116,10 @@ type endpoint struct {
 }
 
 func (e *endpoint) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if e.r.isClosed() {
+		http.Error(w, "livetab: this endpoint's relay is closed; restart `livetab serve`", http.StatusServiceUnavailable)
+		return
+	}
 	if !bridge.LoopbackHost(req.Host) {
 		e.opts.Logger.Warn("refused a CDP request: Host is not loopback", "host", req.Host)
 		http.Error(w, "livetab: the Host must be 127.0.0.1 or localhost", http.StatusForbidden)
@@ -265,6 +270,10 @@ func (e *endpoint) serveClient(w http.ResponseWriter, req *http.Request) {
 		for {
 			m, err := c.Next(ctx)
 			if err != nil {
+				if errors.Is(err, ErrClientClosed) && e.r.isClosed() {
+					ws.Close(websocket.StatusGoingAway, "livetab: the relay closed")
+					cancel()
+				}
 				return
 			}
 			buf, err = appendMessage(buf[:0], m)

@@ -22,7 +22,7 @@ func endpoint(t *testing.T) (*httptest.Server, string) {
 		t.Skip("no test browser")
 	}
 	tok := "endpoint-token"
-	srv := httptest.NewServer(extcdp.RelayFor(env.Bridge).Handler(extcdp.HandlerOptions{Token: tok}))
+	srv := httptest.NewServer(env.Relay.Handler(extcdp.HandlerOptions{Token: tok}))
 	t.Cleanup(srv.Close)
 	return srv, tok
 }
@@ -30,7 +30,7 @@ func endpoint(t *testing.T) (*httptest.Server, string) {
 func TestEndpointRemoteAllocator(t *testing.T) {
 	srv, tok := endpoint(t)
 	// What `livetab endpoint` prints: the browser URL with the token in it.
-	wsURL := extcdp.RelayFor(env.Bridge).BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok)
+	wsURL := env.Relay.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok)
 	actx, cancel := remote.NewAllocator(context.Background(), wsURL)
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx)

@@ -67,7 +67,11 @@ func ExampleRelay_Handler() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	relay := extcdp.RelayFor(b)
+	relay, err := extcdp.NewRelay(b, extcdp.RelayOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer relay.Close()
 	token := bridge.NewToken()
 	var h http.Handler = relay.Handler(extcdp.HandlerOptions{Token: token})
 	b.Handle("/json/", h)

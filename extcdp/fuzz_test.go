@@ -57,7 +57,10 @@ func startFuzzEnv() (*fuzzEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := RelayFor(b)
+	r, err := NewRelay(b, RelayOptions{})
+	if err != nil {
+		return nil, err
+	}
 	e, _, err := fakeext.Dial(ctx, b.URL(), fakeext.Options{Token: b.Token()})
 	if err != nil {
 		return nil, err

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/livetab/livetab/extcdp"
 )
 
 // Two programs share one serve. What A opens is A's: B, trying every way
@@ -43,7 +41,7 @@ func TestClientsDoNotSeeEachOthersTabs(t *testing.T) {
 			}
 			u.Close()
 		}
-		t.Fatalf("A does not see the popup its own tab opened; A sees %v; Chrome has %v; relay: %+v", targetInfos(t, a), chrome, extcdp.RelayFor(env.Bridge).Status().Tabs)
+		t.Fatalf("A does not see the popup its own tab opened; A sees %v; Chrome has %v; relay: %+v", targetInfos(t, a), chrome, env.Relay.Status().Tabs)
 	}
 
 	for _, info := range targetInfos(t, b) {
@@ -104,7 +102,7 @@ func TestClientsDoNotSeeEachOthersTabs(t *testing.T) {
 	a.ws.CloseNow()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		left := false
-		for _, ts := range extcdp.RelayFor(env.Bridge).Status().Tabs {
+		for _, ts := range env.Relay.Status().Tabs {
 			left = left || ts.TargetID == tA || ts.TargetID == popup
 		}
 		if !left {
@@ -136,7 +134,7 @@ func targetInfos(t *testing.T, c *rawClient) []rawTarget {
 // A client that sends createTarget and vanishes before the reply leaves no
 // tab behind: it would belong to nobody, and be everybody's.
 func TestCreateTargetThenVanish(t *testing.T) {
-	before := len(extcdp.RelayFor(env.Bridge).Status().Tabs)
+	before := len(env.Relay.Status().Tabs)
 	c := dialRaw(t)
 	c.ws.Write(context.Background(), 1, []byte(`{"id":1,"method":"Target.createTarget","params":{"url":"about:blank#vanish"}}`))
 	c.ws.CloseNow()

@@ -32,7 +32,7 @@ func twoTabs(tb testing.TB, stall bool) *extcdp.Client {
 			return jsonv2.Value(fmt.Sprintf(`{"targetId":"T%d"}`, p.TabID)), nil
 		})
 	})
-	r := extcdp.RelayFor(br)
+	r := relayOf(tb, br)
 	c := r.NewClient()
 	tb.Cleanup(c.Close)
 	return c
@@ -148,7 +148,7 @@ func targetSession(s string) target.SessionID { return target.SessionID(s) }
 func TestExtensionAwayBlocksNoOther(t *testing.T) {
 	var ext *fakeext.Ext
 	br := fakeBridgeWith(t, func(e *fakeext.Ext) { ext = e })
-	r := extcdp.RelayFor(br)
+	r := relayOf(t, br)
 	a, b := r.NewClient(), r.NewClient()
 	defer a.Close()
 	defer b.Close()

@@ -41,13 +41,11 @@ func (c *Client) release() {
 	}
 	r.mu.Unlock()
 	if len(mine) > 0 {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
-			defer cancel()
+		r.goWork(clientTimeout, func(ctx context.Context) {
 			for _, id := range mine {
 				r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: id})
 			}
-		}()
+		})
 	}
 }
 

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-
-	"github.com/livetab/livetab/extcdp"
 )
 
 // Whatever a program on the machine sends, it gets the answer Chrome would
@@ -20,7 +18,7 @@ func TestEndpointAnswersMalformedMessages(t *testing.T) {
 	host := strings.TrimPrefix(srv.URL, "http://")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, extcdp.RelayFor(env.Bridge).BrowserURL(host, tok), nil)
+	ws, _, err := websocket.Dial(ctx, env.Relay.BrowserURL(host, tok), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func closeUserTab(t *testing.T, id string) {
 }
 
 func tabStatus(id string) (extcdp.TabStatus, bool) {
-	for _, ts := range extcdp.RelayFor(env.Bridge).Status().Tabs {
+	for _, ts := range env.Relay.Status().Tabs {
 		if ts.TargetID == id {
 			return ts, true
 		}
@@ -93,7 +93,7 @@ func TestActiveTabOnAllocatorContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, tok := endpoint(t)
-	ractx, cancelR := remote.NewAllocator(context.Background(), extcdp.RelayFor(env.Bridge).BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok))
+	ractx, cancelR := remote.NewAllocator(context.Background(), env.Relay.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok))
 	defer cancelR()
 	for name, alloc := range map[string]context.Context{"in-process": env.Allocator(t), "endpoint": ractx} {
 		got, err := extcdp.ActiveTab(alloc)
@@ -123,7 +123,7 @@ func TestKeepTab(t *testing.T) {
 		if door == "in-process" {
 			alloc = env.Allocator(t)
 		} else {
-			ractx, cancel := remote.NewAllocator(context.Background(), extcdp.RelayFor(env.Bridge).BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok))
+			ractx, cancel := remote.NewAllocator(context.Background(), env.Relay.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok))
 			defer cancel()
 			alloc = ractx
 		}
@@ -174,7 +174,7 @@ func TestTwoClientsShareATab(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, tok := endpoint(t)
-	ractx, cancelR := remote.NewAllocator(context.Background(), extcdp.RelayFor(env.Bridge).BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok))
+	ractx, cancelR := remote.NewAllocator(context.Background(), env.Relay.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok))
 	defer cancelR()
 	b, cancelB := chromedp.NewContext(ractx, chromedp.WithTargetID(target.ID(id)))
 	defer cancelB()
@@ -205,7 +205,7 @@ func TestClientCrashDisturbsNoOther(t *testing.T) {
 	srv, tok := endpoint(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, extcdp.RelayFor(env.Bridge).BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok), nil)
+	ws, _, err := websocket.Dial(ctx, env.Relay.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestClientCrashDisturbsNoOther(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the crashed client's tab is still open")
 		}
-		extcdp.RelayFor(env.Bridge).Status()
+		env.Relay.Status()
 		chromedp.Targets(other) // refreshes the relay's tab list
 		time.Sleep(50 * time.Millisecond)
 	}

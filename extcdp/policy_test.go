@@ -10,7 +10,6 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
-	"github.com/livetab/livetab/extcdp"
 	"github.com/livetab/livetab/livetabcdp"
 )
 
@@ -81,7 +80,7 @@ func TestSharedOnlyPolicy(t *testing.T) {
 	}
 	defer u.Close()
 	var tabID int64
-	for _, ts := range extcdp.RelayFor(env.Bridge).Status().Tabs {
+	for _, ts := range env.Relay.Status().Tabs {
 		if ts.TargetID == id {
 			tabID = ts.TabID
 		}

@@ -8,8 +8,6 @@ import (
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/coder/websocket"
-
-	"github.com/livetab/livetab/extcdp"
 )
 
 // A session id the endpoint echoes back is written as JSON, whatever a
@@ -19,7 +17,7 @@ func TestEndpointEchoesOddSessionIDsAsJSON(t *testing.T) {
 	srv, tok := endpoint(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, extcdp.RelayFor(env.Bridge).BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok), nil)
+	ws, _, err := websocket.Dial(ctx, env.Relay.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

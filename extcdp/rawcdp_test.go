@@ -12,7 +12,6 @@ import (
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/coder/websocket"
 
-	"github.com/livetab/livetab/extcdp"
 	"github.com/livetab/livetab/internal/wire"
 )
 
@@ -61,7 +60,7 @@ func dialRaw(t *testing.T) *rawClient {
 // dialRawTo connects a raw client to the endpoint srv serves.
 func dialRawTo(t *testing.T, srv *httptest.Server, tok string) *rawClient {
 	t.Helper()
-	return dialRawURL(t, extcdp.RelayFor(env.Bridge).BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok))
+	return dialRawURL(t, env.Relay.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok))
 }
 
 // dialRawURL connects a raw client to a browser WebSocket URL.

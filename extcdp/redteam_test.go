@@ -30,7 +30,7 @@ const redToken = "red-token"
 // does, and returns the browser WebSocket URL with the token in it.
 func fakeEndpoint(t *testing.T, opts extcdp.HandlerOptions, setup func(*fakeext.Ext)) (string, *extcdp.Relay, *httptest.Server) {
 	t.Helper()
-	r := extcdp.RelayFor(fakeBridgeWith(t, setup))
+	r := relayOf(t, fakeBridgeWith(t, setup))
 	opts.Token = redToken
 	srv := httptest.NewServer(r.Handler(opts))
 	t.Cleanup(srv.Close)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -39,25 +40,65 @@ type Relay struct {
 	clients  map[*Client]struct{}
 
 	downloads downloadState
+
+	// ctx ends with Close; work is the background work it bounds.
+	ctx         context.Context
+	cancel      context.CancelFunc
+	workMu      sync.Mutex
+	work        sync.WaitGroup
+	workClosed  bool
+	unsubscribe func()
+	closed      bool // under mu
+
+	// shared: opened by NewAllocator's one-line path, closed by the last
+	// of its users (under openMu).
+	shared bool
+	users  int
 }
 
+// RelayOptions configure a [Relay]. The zero value is ready to use.
+type RelayOptions struct {
+	// Logger receives attachments, detaches and what the relay refused.
+	// Default: nothing is logged.
+	Logger *slog.Logger
+}
+
+// ErrRelayOpen is NewRelay's error on a bridge that has an open relay.
+var ErrRelayOpen = errors.New("extcdp: the bridge already has an open relay: use that one (extcdp.NewAllocator finds it), or Close it first")
+
+// ErrRelayClosed is the error of an allocator or endpoint whose relay was
+// closed.
+var ErrRelayClosed = errors.New("extcdp: the relay is closed; open a new one with extcdp.NewRelay")
+
+// open holds the open relay of each bridge, so that the one-line path,
+// [NewAllocator] on a bridge, finds it. Close removes a relay.
 var (
-	relaysMu sync.Mutex
-	relays   = map[*bridge.Bridge]*Relay{}
+	openMu sync.Mutex
+	open   = map[*bridge.Bridge]*Relay{}
 )
 
-// RelayFor returns the relay of b, creating it on first use. There is one
-// relay per bridge, since the relay owns the debugger attachments of the
-// extension behind it.
-func RelayFor(b *bridge.Bridge) *Relay {
-	relaysMu.Lock()
-	defer relaysMu.Unlock()
-	if r := relays[b]; r != nil {
-		return r
+// NewRelay starts the relay of b. A bridge has one open relay at a time,
+// since a relay owns the debugger attachments of the extension behind it:
+// NewRelay fails with [ErrRelayOpen] while b has one. Close the relay when
+// done with it; closing the bridge does not.
+func NewRelay(b *bridge.Bridge, opts RelayOptions) (*Relay, error) {
+	openMu.Lock()
+	defer openMu.Unlock()
+	if open[b] != nil {
+		return nil, ErrRelayOpen
+	}
+	r := newRelay(b, opts)
+	open[b] = r
+	return r, nil
+}
+
+func newRelay(b *bridge.Bridge, opts RelayOptions) *Relay {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	r := &Relay{
 		b:         b,
-		log:       slog.New(slog.DiscardHandler),
+		log:       opts.Logger,
 		browserID: target.ID(randomID()),
 		contextID: cdp.BrowserContextID(randomID()),
 		tabs:      map[int64]*tab{},
@@ -66,13 +107,113 @@ func RelayFor(b *bridge.Bridge) *Relay {
 		children:  map[string]*child{},
 		clients:   map[*Client]struct{}{},
 	}
-	relays[b] = r
-	b.Subscribe(r.onFrame)
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.unsubscribe = b.Subscribe(r.onFrame)
 	return r
 }
 
-// SetLogger sets where the relay logs attachments and detaches.
-func (r *Relay) SetLogger(l *slog.Logger) { r.log = l }
+// useRelay returns b's open relay for one more user, opening one when b
+// has none; done gives the use back, and the last use of a relay that
+// useRelay opened closes it.
+func useRelay(b *bridge.Bridge) (r *Relay, done func()) {
+	openMu.Lock()
+	r = open[b]
+	if r == nil {
+		r = newRelay(b, RelayOptions{})
+		r.shared = true
+		open[b] = r
+	}
+	r.users++
+	openMu.Unlock()
+	var once sync.Once
+	return r, func() {
+		once.Do(func() {
+			openMu.Lock()
+			r.users--
+			last := r.shared && r.users == 0
+			openMu.Unlock()
+			if last {
+				r.Close()
+			}
+		})
+	}
+}
+
+// closeGrace bounds how long Close waits for what its clients leave behind
+// (the tabs they opened closing) before it cuts that work short.
+const closeGrace = 5 * time.Second
+
+// Close ends the relay: every client is closed as if it had disconnected
+// (its sessions end, the debugger leaves the tabs, the tabs it opened
+// close), pending commands fail, the endpoint's connections end with "the
+// relay closed" and new ones get 503, and the relay stops listening to the
+// bridge. The bridge and the person's tabs stay as they are. Close returns
+// within a few seconds even when the extension does not answer, and a
+// second Close does nothing.
+func (r *Relay) Close() error {
+	openMu.Lock()
+	if open[r.b] == r {
+		delete(open, r.b)
+	}
+	openMu.Unlock()
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	clients := make([]*Client, 0, len(r.clients))
+	for c := range r.clients {
+		clients = append(clients, c)
+	}
+	r.mu.Unlock()
+	for _, c := range clients {
+		c.Close()
+	}
+	r.workMu.Lock()
+	r.workClosed = true
+	r.workMu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		r.work.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(closeGrace):
+		r.cancel()
+		<-done
+	}
+	r.cancel()
+	r.unsubscribe()
+	return nil
+}
+
+// isClosed reports whether Close ran.
+func (r *Relay) isClosed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
+}
+
+// goWork runs fn in the background with a context that ends after timeout
+// or when the relay closes; Close waits for it. After Close it does not
+// run fn.
+func (r *Relay) goWork(timeout time.Duration, fn func(ctx context.Context)) {
+	r.workMu.Lock()
+	if r.workClosed {
+		r.workMu.Unlock()
+		return
+	}
+	r.work.Add(1)
+	r.workMu.Unlock()
+	go func() {
+		defer r.work.Done()
+		ctx, cancel := context.WithTimeout(r.ctx, timeout)
+		defer cancel()
+		fn(ctx)
+	}()
+}
 
 // Bridge returns the relay's bridge.
 func (r *Relay) Bridge() *bridge.Bridge { return r.b }
@@ -400,11 +541,7 @@ func (r *Relay) reconcile(attached []int64) {
 		}
 	}
 	r.pushPolicies()
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
-		defer cancel()
-		r.refreshTabs(ctx)
-	}()
+	r.goWork(clientTimeout, func(ctx context.Context) { r.refreshTabs(ctx) })
 }
 
 func (r *Relay) hasChildSessions(t *tab) bool {

@@ -66,9 +66,9 @@ func (e *crashEnv) ensure(t *testing.T) {
 	if e.env, err = browsertest.StartEnv(browsertest.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(extcdp.RelayFor(e.env.Bridge).Handler(extcdp.HandlerOptions{Token: "crash-token"}))
+	srv := httptest.NewServer(e.env.Relay.Handler(extcdp.HandlerOptions{Token: "crash-token"}))
 	t.Cleanup(srv.Close)
-	e.url = extcdp.RelayFor(e.env.Bridge).BrowserURL(strings.TrimPrefix(srv.URL, "http://"), "crash-token")
+	e.url = e.env.Relay.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), "crash-token")
 	e.canary = dialCDP(t, e.url)
 	_, e.csid = e.canary.newTab(t, site.URL+"/form?canary")
 }

@@ -86,8 +86,11 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
-	relay := extcdp.RelayFor(b)
-	relay.SetLogger(lg)
+	relay, err := extcdp.NewRelay(b, extcdp.RelayOptions{Logger: lg})
+	if err != nil {
+		return err
+	}
+	defer relay.Close()
 	// Not the pairing token: a client that held it could pair as the
 	// extension and see the other clients' commands.
 	epToken := bridge.EndpointToken(b.Token())

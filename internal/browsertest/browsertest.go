@@ -32,6 +32,9 @@ type Options struct {
 type Env struct {
 	Bridge  *bridge.Bridge
 	Browser *extension.Browser
+	// Relay is the bridge's relay: extcdp.NewAllocator on Bridge uses it,
+	// and so can the test's own endpoint (Relay.Handler).
+	Relay *extcdp.Relay
 
 	cancel context.CancelFunc
 	dir    string
@@ -73,6 +76,10 @@ func StartEnv(opts Options) (*Env, error) {
 		env.Close()
 		return nil, err
 	}
+	if env.Relay, err = extcdp.NewRelay(env.Bridge, extcdp.RelayOptions{}); err != nil {
+		env.Close()
+		return nil, err
+	}
 	var stderr io.Writer
 	if os.Getenv("LIVETAB_TEST_CHROME_LOG") != "" {
 		stderr = os.Stderr
@@ -107,6 +114,9 @@ func (e *Env) Allocator(t testing.TB) context.Context {
 
 // Close stops the browser and the bridge and removes the temporary files.
 func (e *Env) Close() {
+	if e.Relay != nil {
+		e.Relay.Close()
+	}
 	if e.Browser != nil {
 		e.Browser.Close()
 	}

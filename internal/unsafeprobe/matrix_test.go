@@ -36,7 +36,7 @@ func startWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	w := &world{env: env}
-	w.srv = httptest.NewServer(extcdp.RelayFor(env.Bridge).Handler(extcdp.HandlerOptions{Token: "tok"}))
+	w.srv = httptest.NewServer(env.Relay.Handler(extcdp.HandlerOptions{Token: "tok"}))
 	w.canary, err = dial(context.Background(), w.extURL())
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func startWorld(t *testing.T) *world {
 }
 
 func (w *world) extURL() string {
-	return extcdp.RelayFor(w.env.Bridge).BrowserURL(strings.TrimPrefix(w.srv.URL, "http://"), "tok")
+	return w.env.Relay.BrowserURL(strings.TrimPrefix(w.srv.URL, "http://"), "tok")
 }
 
 func (w *world) close() {
