@@ -42,6 +42,7 @@ const Instructions = `livetab drives tabs of the person's own Chrome: only the t
 
 How to work:
 - Look first: browser_tabs (action list) shows the tabs; browser_snapshot lists what can be acted on, numbered [1], [2]...
+- On a big page, browser_find searches all elements (all frames) by text, role or name and gives indexes to act on at once, without a full snapshot.
 - Act by index: browser_click, browser_type and the others take an index from the latest snapshot. Indexes go stale after a navigation or a new snapshot; when a result says an index is stale, take a new snapshot.
 - After an action that changes the page, snapshot again before acting on indexes.
 - browser_screenshot shows the page as an image; mode marked draws the indexes on it.

@@ -106,6 +106,7 @@ func ExampleServer_AddTools() {
 	// browser_dialog
 	// browser_drag
 	// browser_eval
+	// browser_find
 	// browser_hover
 	// browser_navigate
 	// browser_press

@@ -32,7 +32,7 @@ var toolNotes = map[string]string{
 
 // readOnlyTools change nothing in the page.
 var readOnlyTools = map[string]bool{
-	"browser_snapshot": true, "browser_read": true, "browser_screenshot": true, "browser_wait": true, "browser_scroll": true,
+	"browser_snapshot": true, "browser_find": true, "browser_read": true, "browser_screenshot": true, "browser_wait": true, "browser_scroll": true,
 }
 
 // AddTools adds livetab's tools to srv, a program's own MCP server. They
@@ -48,6 +48,7 @@ func (s *Server) AddTools(srv *mcp.Server) {
 	// page's tools but browser_tabs, which is the server's own: it sees
 	// only the tabs the agent opened and the person shared.
 	addPageTool[page.SnapshotArgs](s, srv, desc)
+	addPageTool[page.FindArgs](s, srv, desc)
 	addPageTool[page.NavigateArgs](s, srv, desc)
 	addPageTool[page.ClickArgs](s, srv, desc)
 	addPageTool[page.TypeArgs](s, srv, desc)

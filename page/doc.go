@@ -31,6 +31,12 @@
 // content — sits in a <page-content id=…> block whose id is random, after a
 // note that it is data, not instructions.
 //
+// [Page.Find] searches every element a snapshot would list — the whole
+// page, all frames and open shadow roots, not only the elements nearest the
+// viewport — by text, role or name, and gives the matches indexes the
+// actions take at once. It adds to the last snapshot: its indexes stay
+// valid, and an element it listed keeps its index.
+//
 // A snapshot lists at most [DefaultMaxElements] elements (those nearest the
 // viewport), or only those in the viewport with ViewportOnly, and its text
 // stays under 24 KiB. The fixture page of the tests (a nav bar, a form, shadow

@@ -183,21 +183,24 @@ type jsSnap struct {
 	Side     int         `json:"side"`
 	Elements []jsElement `json:"elements"`
 	Frames   []jsFrame   `json:"frames"`
+	Matched  int         `json:"matched"` // find: elements that match
+	Next     int         `json:"next"`    // find: the last index given out
 }
 
 type jsSnapOpts struct {
-	Gen          string  `json:"gen"`
-	ViewportOnly bool    `json:"viewportOnly"`
-	Max          int     `json:"max"`
-	NameLen      int     `json:"nameLen"`
-	Base         int     `json:"base"`
-	FrameIndex   int     `json:"frameIndex"`
-	FrameBase    int     `json:"frameBase"`
-	OX           float64 `json:"ox"`
-	OY           float64 `json:"oy"`
-	Clip         *jsClip `json:"clip,omitempty"`
-	VW           float64 `json:"vw,omitempty"`
-	VH           float64 `json:"vh,omitempty"`
+	Gen          string       `json:"gen"`
+	ViewportOnly bool         `json:"viewportOnly"`
+	Max          int          `json:"max"`
+	NameLen      int          `json:"nameLen"`
+	Base         int          `json:"base"`
+	FrameIndex   int          `json:"frameIndex"`
+	FrameBase    int          `json:"frameBase"`
+	OX           float64      `json:"ox"`
+	OY           float64      `json:"oy"`
+	Clip         *jsClip      `json:"clip,omitempty"`
+	VW           float64      `json:"vw,omitempty"`
+	VH           float64      `json:"vh,omitempty"`
+	Query        *FindOptions `json:"query,omitempty"` // find
 }
 
 // textBudget is the most bytes the text form of a snapshot may take. With the

@@ -46,6 +46,16 @@ func testServer() *httptest.Server {
 		b.WriteString(`</body></html>`)
 		fmt.Fprint(w, b.String())
 	})
+	mux.HandleFunc("/buttons", func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		var b strings.Builder
+		b.WriteString(`<!doctype html><html><head><meta charset="utf-8"><title>Buttons</title><script src="/common.js"></script></head><body>`)
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&b, `<div><button onclick="log('b%d')">Button %d</button></div>`, i, i)
+		}
+		b.WriteString(`</body></html>`)
+		fmt.Fprint(w, b.String())
+	})
 	mux.HandleFunc("/frames", func(w http.ResponseWriter, r *http.Request) {
 		var b strings.Builder
 		b.WriteString(`<!doctype html><html><head><meta charset="utf-8"><title>Frames</title><script src="/common.js"></script></head><body>
@@ -85,6 +95,8 @@ func runSuite(t *testing.T, newTab func(t *testing.T) context.Context) {
 		{"SnapshotModal", testSnapshotModal},
 		{"SnapshotBudget", testSnapshotBudget},
 		{"SnapshotUntrusted", testSnapshotUntrusted},
+		{"Find", testFind},
+		{"FindFrames", testFindFrames},
 		{"Click", testClick},
 		{"ClickNavigates", testClickNavigates},
 		{"Type", testType},
@@ -1176,5 +1188,97 @@ func testTools(t *testing.T, s *suite) {
 	cancel()
 	if _, err := p.Call(cctx, "browser_snapshot", nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("call with a canceled context: %v", err)
+	}
+}
+
+// testFind finds one button among 2,000, which no snapshot lists, and
+// clicks it by the index Find gave; the snapshot's indexes stay valid.
+func testFind(t *testing.T, s *suite) {
+	p, ctx := s.open(t, "/buttons?n=2000")
+	snap := snapshot(t, ctx, p, page.SnapshotOptions{})
+	for _, e := range snap.Elements {
+		if e.Name == "Button 1537" {
+			t.Fatalf("the snapshot lists button 1537 already: %+v", e)
+		}
+	}
+	first := find(t, snap, "button", "Button 1")
+	f, err := p.Find(ctx, page.FindOptions{Text: "button 1537"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Matched != 1 || len(f.Elements) != 1 || f.Searched != 2000 || f.Elements[0].Name != "Button 1537" {
+		t.Fatalf("Find: matched %d of %d, %+v\n%s", f.Matched, f.Searched, f.Elements, f.Text)
+	}
+	e := f.Elements[0]
+	if e.Index != len(snap.Elements)+1 || !strings.Contains(f.Text, fmt.Sprintf(`[%d] button "Button 1537"`, e.Index)) {
+		t.Errorf("index %d (snapshot had %d), text:\n%s", e.Index, len(snap.Elements), f.Text)
+	}
+	if err := p.Click(ctx, page.Index(e.Index), page.ClickOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Click(ctx, page.Index(first.Index), page.ClickOptions{}); err != nil {
+		t.Fatalf("a snapshot index after Find: %v", err)
+	}
+	wantLog(t, ctx, p, "b1537", "b1")
+
+	// An element the snapshot listed keeps its index; a cap lists the
+	// first matches and counts them all.
+	f, err = p.Find(ctx, page.FindOptions{Role: "button", Name: "button 1"})
+	if err != nil || len(f.Elements) != 1 || f.Elements[0].Index != first.Index {
+		t.Fatalf("Find of a listed element: %v %+v", err, f)
+	}
+	n19 := 0
+	for i := 1; i <= 2000; i++ {
+		if strings.Contains(strconv.Itoa(i), "19") {
+			n19++
+		}
+	}
+	f, err = p.Find(ctx, page.FindOptions{Text: "button 19", Max: 3})
+	if err != nil || f.Matched != n19 || len(f.Elements) != 3 || !strings.Contains(f.Text, "the first 3 are listed") {
+		t.Fatalf("Find with a cap: %v matched %d listed %d\n%s", err, f.Matched, len(f.Elements), f.Text)
+	}
+	f, err = p.Find(ctx, page.FindOptions{Role: "link"})
+	if err != nil || f.Matched != 0 || !strings.Contains(f.Text, "Nothing matches") {
+		t.Fatalf("Find of nothing: %v %+v", err, f)
+	}
+	if _, err := p.Find(ctx, page.FindOptions{}); !errors.Is(err, page.ErrUnsupported) {
+		t.Errorf("Find without criteria: %v", err)
+	}
+	// A snapshot replaces the indexes Find added.
+	snapshot(t, ctx, p, page.SnapshotOptions{})
+	if err := p.Click(ctx, page.Index(e.Index), page.ClickOptions{}); !errors.Is(err, page.ErrStaleElement) {
+		t.Errorf("a Find index after a new snapshot: %v", err)
+	}
+}
+
+// testFindFrames finds elements in a shadow root and in a cross-origin
+// frame, before any snapshot, and acts on them.
+func testFindFrames(t *testing.T, s *suite) {
+	p, ctx := s.open(t, "/fixture.html")
+	f, err := p.Find(ctx, page.FindOptions{Role: "button", Name: "cross button"})
+	if err != nil || len(f.Elements) != 1 {
+		t.Fatalf("Find in a cross-origin frame: %v %+v", err, f)
+	}
+	if err := p.Click(ctx, page.Index(f.Elements[0].Index), page.ClickOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sh, err := p.Find(ctx, page.FindOptions{Text: "shadow"})
+	if err != nil || len(sh.Elements) < 2 {
+		t.Fatalf("Find in a shadow root: %v %+v", err, sh)
+	}
+	if err := p.Click(ctx, page.Index(find(t, &page.Snapshot{Elements: sh.Elements}, "button", "Shadow button").Index), page.ClickOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Click(ctx, page.Index(f.Elements[0].Index), page.ClickOptions{}); err != nil {
+		t.Fatalf("the first Find's index after a second Find: %v", err)
+	}
+	var got []string
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if got = pageLog(t, ctx, p); len(got) >= 3 {
+			break
+		}
+	}
+	if !slices.Equal(got, []string{"msg:cross-click", "shadow", "msg:cross-click"}) && !slices.Equal(got, []string{"shadow", "msg:cross-click", "msg:cross-click"}) {
+		t.Errorf("log = %q", got)
 	}
 }

@@ -27,7 +27,7 @@ type Tool struct {
 	Args        ToolArgs `json:"-"` // the zero value of the tool's argument struct
 }
 
-// ToolArgs is the arguments of one tool: SnapshotArgs, NavigateArgs,
+// ToolArgs is the arguments of one tool: SnapshotArgs, FindArgs, NavigateArgs,
 // ClickArgs, TypeArgs, PressArgs, HoverArgs, ScrollArgs, SelectArgs,
 // CheckArgs, DragArgs, WaitArgs, ReadArgs, EvalArgs, DialogArgs, TabsArgs
 // or ScreenshotArgs. Run runs it.
@@ -59,6 +59,14 @@ func (a RefArgs) Ref() Ref { return Ref(a) }
 type SnapshotArgs struct {
 	ViewportOnly bool `json:"viewport_only,omitempty" jsonschema:"List only elements in the viewport (fewer tokens)."`
 	MaxElements  int  `json:"max_elements,omitempty" jsonschema:"Cap on listed elements; those nearest the viewport are kept." schema:"minimum=1"`
+}
+
+// FindArgs are the arguments of browser_find.
+type FindArgs struct {
+	Text string `json:"text,omitempty" jsonschema:"Words that must all appear in the element's name, value, placeholder, title, link or text (any case)."`
+	Role string `json:"role,omitempty" jsonschema:"Role or tag: button, link, textbox, checkbox, radio, combobox, tab, menuitem, img..."`
+	Name string `json:"name,omitempty" jsonschema:"The element's whole accessible name (any case)."`
+	Max  int    `json:"max,omitempty" jsonschema:"Cap on listed matches, in page order." schema:"minimum=1 default=20"` // DefaultMaxFound
 }
 
 // NavigateArgs are the arguments of browser_navigate.
@@ -164,6 +172,7 @@ type ScreenshotArgs struct {
 }
 
 func (SnapshotArgs) ToolName() string   { return "browser_snapshot" }
+func (FindArgs) ToolName() string       { return "browser_find" }
 func (NavigateArgs) ToolName() string   { return "browser_navigate" }
 func (ClickArgs) ToolName() string      { return "browser_click" }
 func (TypeArgs) ToolName() string       { return "browser_type" }
@@ -197,6 +206,7 @@ func def[A ToolArgs](desc string) toolDef {
 
 var toolDefs = []toolDef{
 	def[SnapshotArgs]("List the elements of the current tab that can be acted on, numbered [1], [2]…, with the page URL, title and scroll position. Call it first and after every change of page; other tools take these indexes."),
+	def[FindArgs]("Search the whole page — all frames and shadow roots, not only what a snapshot lists — for elements by text, role or name, and list the matches with indexes the other tools take at once. The last snapshot's indexes stay valid. Cheaper than a snapshot on a big page."),
 	def[NavigateArgs]("Load a URL in the current tab and wait for it, or go back, forward, or reload."),
 	def[ClickArgs]("Click an element with the real mouse, after scrolling it into view. Fails if it is hidden, disabled or covered by something else."),
 	def[TypeArgs]("Type text into a text field, text area or editable region with real key presses. A newline presses Enter."),
@@ -286,6 +296,14 @@ func (a SnapshotArgs) run(ctx context.Context, p *Page) (Result, error) {
 		return Result{}, err
 	}
 	return text(s.Text), nil
+}
+
+func (a FindArgs) run(ctx context.Context, p *Page) (Result, error) {
+	f, err := p.Find(ctx, FindOptions(a))
+	if err != nil {
+		return Result{}, err
+	}
+	return text(f.Text), nil
 }
 
 func (a NavigateArgs) run(ctx context.Context, p *Page) (Result, error) {

@@ -58,7 +58,7 @@ func TestToolArgsDecode(t *testing.T) {
 			}
 		}
 	}
-	if len(seen) != 16 {
+	if len(seen) != 17 {
 		t.Errorf("%d tools", len(seen))
 	}
 }

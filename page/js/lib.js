@@ -443,20 +443,29 @@
     }
   }
 
-  function snapshot(o) {
-    const t0 = performance.now();
-    if (document.readyState === 'loading' && !document.body) return { notReady: true };
+  // clearMarks removes the data-livetab-ref marks of the registry's elements.
+  function clearMarks() {
     for (const el of reg.els) {
       if (el && el.getAttribute(ATTR) && /** @type {string} */ (el.getAttribute(ATTR)).startsWith(reg.gen + '-')) {
         el.removeAttribute(ATTR);
       }
     }
+  }
+
+  // collect walks the document (open shadow roots, same-origin iframes) and
+  // returns the elements a person could act on, in document order, with the
+  // iframes it met. Each iframe keeps the frame index it has in the registry
+  // (a search after a snapshot sees the frames the snapshot numbered); a new
+  // one gets the next free index and joins the registry.
+  function collect(o) {
     const vw = o.vw || window.innerWidth;
     const vh = o.vh || window.innerHeight;
     const cands = [];
+    /** @type {any[]} */
     const frames = [];
-    const frameEls = [];
     const seenTargets = new Set();
+    const frameBase = o.frameBase || 0;
+    let nextFrame = Math.max(reg.frames.length, frameBase + 1);
 
     function add(el, target, tag, fi, ox, oy, clip) {
       const r = target.getBoundingClientRect();
@@ -529,7 +538,11 @@
         x0: Math.max(st.clip.x0, cx), y0: Math.max(st.clip.y0, cy),
         x1: Math.min(st.clip.x1, cx + el.clientWidth), y1: Math.min(st.clip.y1, cy + el.clientHeight),
       };
-      const fi = (o.frameBase || 0) + frames.length + 1;
+      let fi = reg.frames.indexOf(el);
+      if (fi <= 0) {
+        fi = nextFrame++;
+        reg.frames[fi] = el;
+      }
       const doc = frameDoc(el);
       const f = {
         index: fi, url: doc ? doc.location.href : (el.src || ''), name: el.name || el.title || '',
@@ -537,7 +550,6 @@
         clip: { x0: clip.x0, y0: clip.y0, x1: clip.x1, y1: clip.y1 },
       };
       frames.push(f);
-      frameEls.push(el);
       if (doc && doc.documentElement) visitDoc(doc, fi, cx, cy, clip);
     }
 
@@ -553,8 +565,64 @@
 
     const clip0 = o.clip || { x0: 0, y0: 0, x1: vw, y1: vh };
     visitDoc(document, o.frameIndex || 0, o.ox || 0, o.oy || 0, clip0);
+    const chosen = cands.filter((c) => !(c.target === c.el && seenTargets.has(c.el)));
+    return { chosen, frames, clip0, vw, vh };
+  }
 
-    let chosen = cands.filter((c) => !(c.target === c.el && seenTargets.has(c.el)));
+  // register gives candidate c index i in the registry and describes it.
+  function register(c, i, gen, nameLen) {
+    const el = c.el;
+    reg.els[i] = el;
+    reg.targets[i] = c.target;
+    try {
+      el.setAttribute(ATTR, gen + '-' + i);
+    } catch (e) {
+      // an element that refuses attributes is still in the registry
+    }
+    const role = roleOf(el, c.tag);
+    /** @type {any} */
+    const e = {
+      index: i, tag: c.tag, role, name: cut(accName(el, c.tag, role), nameLen),
+      x: round(c.box.x), y: round(c.box.y), w: round(c.box.w), h: round(c.box.h),
+      inView: c.inView, frame: c.fi,
+    };
+    const v = valueOf(el, c.tag, role);
+    if (v) e.value = cut(v, 120);
+    if (c.tag === 'input') e.type = inputType(el);
+    const ch = checkedOf(el, c.tag, role);
+    if (ch) e.checked = ch;
+    const s = statesOf(el, c.tag, role);
+    if (s.length) e.states = s;
+    if ((c.tag === 'a' || c.tag === 'area') && el.href) e.href = String(el.href);
+    if (c.tag === 'img' || c.tag === 'video' || c.tag === 'audio') {
+      e.src = String(el.currentSrc || el.src || '');
+    }
+    if (c.tag === 'input' && el.placeholder && e.name !== clean(el.placeholder)) {
+      e.placeholder = cut(el.placeholder, 60);
+    }
+    if (c.tag === 'select') {
+      e.options = Array.from(el.options).slice(0, 25).map((op) => cut(op.label || op.text, 40));
+      if (el.options.length > 25) e.moreOptions = el.options.length - 25;
+    }
+    return e;
+  }
+
+  function pageInfo(o) {
+    const de = document.documentElement;
+    return {
+      gen: o.gen, url: location.href, title: document.title,
+      sx: round(window.scrollX), sy: round(window.scrollY),
+      dw: de ? de.scrollWidth : 0, dh: de ? de.scrollHeight : 0,
+    };
+  }
+
+  function snapshot(o) {
+    const t0 = performance.now();
+    if (document.readyState === 'loading' && !document.body) return { notReady: true };
+    clearMarks();
+    reg = { gen: o.gen, els: [null], targets: [null], frames: [null] };
+    const { chosen: all, frames, clip0, vw, vh } = collect(o);
+    let chosen = all;
     const total = chosen.length;
     let above = 0;
     let below = 0;
@@ -580,55 +648,82 @@
     }
 
     const base = o.base || 0;
-    reg = { gen: o.gen, els: [null], targets: [null], frames: [null] };
-    frames.forEach((f, k) => { reg.frames[f.index] = frameEls[k]; });
     const nameLen = o.nameLen || 80;
-    const out = [];
-    chosen.forEach((c, k) => {
-      const i = base + k + 1;
-      const el = c.el;
-      reg.els[i] = el;
-      reg.targets[i] = c.target;
-      try {
-        el.setAttribute(ATTR, o.gen + '-' + i);
-      } catch (e) {
-        // an element that refuses attributes is still in the registry
-      }
-      const role = roleOf(el, c.tag);
-      const e = {
-        index: i, tag: c.tag, role, name: cut(accName(el, c.tag, role), nameLen),
-        x: round(c.box.x), y: round(c.box.y), w: round(c.box.w), h: round(c.box.h),
-        inView: c.inView, frame: c.fi,
-      };
-      const v = valueOf(el, c.tag, role);
-      if (v) e.value = cut(v, 120);
-      if (c.tag === 'input') e.type = inputType(el);
-      const ch = checkedOf(el, c.tag, role);
-      if (ch) e.checked = ch;
-      const s = statesOf(el, c.tag, role);
-      if (s.length) e.states = s;
-      if ((c.tag === 'a' || c.tag === 'area') && el.href) e.href = String(el.href);
-      if (c.tag === 'img' || c.tag === 'video' || c.tag === 'audio') {
-        e.src = String(el.currentSrc || el.src || '');
-      }
-      if (c.tag === 'input' && el.placeholder && e.name !== clean(el.placeholder)) {
-        e.placeholder = cut(el.placeholder, 60);
-      }
-      if (c.tag === 'select') {
-        e.options = Array.from(el.options).slice(0, 25).map((op) => cut(op.label || op.text, 40));
-        if (el.options.length > 25) e.moreOptions = el.options.length - 25;
-      }
-      out.push(e);
-    });
-
-    const de = document.documentElement;
-    return {
-      gen: o.gen, url: location.href, title: document.title,
-      vw, vh, sx: round(window.scrollX), sy: round(window.scrollY),
-      dw: de ? de.scrollWidth : 0, dh: de ? de.scrollHeight : 0,
-      total, inView, above, below, side,
+    const out = chosen.map((c, k) => register(c, base + k + 1, o.gen, nameLen));
+    return Object.assign(pageInfo(o), {
+      vw, vh, total, inView, above, below, side,
       elements: out, frames, ms: round(performance.now() - t0),
-    };
+    });
+  }
+
+  function fold(s) {
+    return clean(s).toLowerCase();
+  }
+
+  // find searches all the elements a snapshot would list, not only those it
+  // would keep, for o.query: text (every word somewhere in the element's
+  // name, value, placeholder, title, link or text), role (its role or tag)
+  // and name (its whole accessible name), all ignoring case. The matches
+  // join the registry of generation o.gen: one already there keeps its
+  // index, a new one gets the next, from o.base + 1, so the indexes of the
+  // last snapshot stay valid.
+  function find(o) {
+    const t0 = performance.now();
+    if (document.readyState === 'loading' && !document.body) return { notReady: true };
+    if (reg.gen !== o.gen) {
+      clearMarks();
+      reg = { gen: o.gen, els: [null], targets: [null], frames: [null] };
+    }
+    const { chosen, frames, vw, vh } = collect(o);
+    const q = o.query || {};
+    const words = fold(q.text || '').split(' ').filter((w) => w);
+    const role = fold(q.role || '');
+    const name = fold(q.name || '');
+    // A negative max lists nothing: the matches are only counted.
+    const max = o.max > 0 ? o.max : o.max < 0 ? 0 : 1e9;
+    const nameLen = o.nameLen || 80;
+    /** @type {Map<Element, number>} */
+    const known = new Map();
+    reg.els.forEach((el, i) => {
+      if (el) known.set(el, i);
+    });
+    let next = o.base || 0;
+    let matched = 0;
+    const out = [];
+    for (const c of chosen) {
+      const el = c.el;
+      const r = roleOf(el, c.tag);
+      if (role && fold(r) !== role && c.tag !== role) continue;
+      /** @type {string | null} */
+      let n = null;
+      if (name) {
+        n = fold(accName(el, c.tag, r));
+        if (n !== name) continue;
+      }
+      if (words.length) {
+        if (n == null) n = fold(accName(el, c.tag, r));
+        let hay = n + ' ' + fold(valueOf(el, c.tag, r));
+        if (c.tag === 'input' || c.tag === 'textarea') hay += ' ' + fold(el.placeholder);
+        hay += ' ' + fold(el.getAttribute('title')) + ' ' + fold(el.getAttribute('aria-label'));
+        if ((c.tag === 'a' || c.tag === 'area') && el.href) hay += ' ' + fold(el.getAttribute('href'));
+        if (!words.every((w) => hay.includes(w))) {
+          hay += ' ' + fold(textOf(el));
+          if (!words.every((w) => hay.includes(w))) continue;
+        }
+      }
+      matched++;
+      if (out.length >= max) continue;
+      let i = known.get(el);
+      if (i == null) {
+        i = ++next;
+        known.set(el, i);
+      }
+      out.push(register(c, i, o.gen, nameLen));
+    }
+    return Object.assign(pageInfo(o), {
+      vw, vh, total: chosen.length, matched, next,
+      elements: out, frames, ms: round(performance.now() - t0),
+    });
   }
 
   function round(v) {
@@ -939,7 +1034,7 @@
   }
 
   const api = {
-    snapshot, point, focus, value, selectOption, checkState, scroll, scrollTo,
+    snapshot, find, point, focus, value, selectOption, checkState, scroll, scrollTo,
     rect, check, read, info, frameBox, labelOf,
   };
 
