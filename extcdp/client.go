@@ -61,6 +61,9 @@ type Client struct {
 	// contexts are the browser contexts the client made: groups of tabs
 	// in the user's one profile (see browserCommand).
 	contexts map[cdp.BrowserContextID]bool
+	// livetabEvents: the client asked for the Livetab domain's events
+	// (Livetab.enable); under the relay's mu.
+	livetabEvents bool
 	// pol is the client's own policy (clientpolicy.go).
 	pol clientPolicy
 	// closing holds the tabs of a closed client that are being closed.
@@ -254,6 +257,9 @@ func (c *Client) hasSessionOn(t *tab) bool {
 
 // handle runs one command of a lane.
 func (c *Client) handle(m *cdproto.Message) {
+	if c.refusePaused(m) {
+		return
+	}
 	if m.SessionID == "" {
 		c.browserCommand(m, "")
 		return

@@ -38,7 +38,13 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 			UserAgent:   h.UserAgent,
 			FileAccess:  fa.Allowed,
 			Bridge:      bridge.Version,
+			Paused:      r.isPaused(),
 		})
+	case livetabcdp.CommandEnable:
+		r.mu.Lock()
+		c.livetabEvents = true
+		r.mu.Unlock()
+		c.reply(m.ID, sid, nil)
 	case livetabcdp.CommandGetActiveTab:
 		if err := r.refreshTabs(ctx); err != nil {
 			c.failErr(m.ID, sid, err)

@@ -50,6 +50,9 @@ type Relay struct {
 	unsubscribe func()
 	closed      bool // under mu
 
+	// paused: the person paused livetab in the popup (pause.go); under mu.
+	paused bool
+
 	// shared: opened by NewAllocator's one-line path, closed by the last
 	// of its users (under openMu).
 	shared bool
@@ -509,9 +512,15 @@ func (r *Relay) onFrame(f *wire.Frame) {
 		if jsonv2.Unmarshal(f.Params, &d, wire.Options) == nil {
 			r.onExtDownload(d)
 		}
+	case wire.Paused:
+		var p wire.PausedParams
+		if jsonv2.Unmarshal(f.Params, &p, wire.Options) == nil {
+			r.setPaused(p.Paused)
+		}
 	case wire.Hello:
 		var h wire.HelloParams
 		jsonv2.Unmarshal(f.Params, &h, wire.Options)
+		r.setPaused(h.Paused)
 		r.reconcile(h.Attached)
 	}
 }
@@ -803,6 +812,8 @@ func detachReason(t *tab, reason string) string {
 		return fmt.Sprintf("replaced_with_devtools: DevTools was opened on tab %d; close DevTools on tab %d and attach again", t.id, t.id)
 	case "target_closed":
 		return fmt.Sprintf("target_closed: tab %d was closed or went to a page extensions may not debug", t.id)
+	case "paused":
+		return "paused: the person paused livetab in its popup, which let go of every tab; they resumed, so attach again"
 	case "policy":
 		return fmt.Sprintf("policy: tab %d left what the livetab policy allows (not shared, or outside the allowed domains)", t.id)
 	}

@@ -12,6 +12,8 @@ type Status struct {
 	Extension wire.HelloParams `json:"extension"`
 	Tabs      []TabStatus      `json:"tabs"`
 	Clients   int              `json:"clients"`
+	// Paused: the person paused livetab in the extension's popup.
+	Paused bool `json:"paused"`
 }
 
 // TabStatus describes one tab the relay knows.
@@ -37,6 +39,7 @@ func (r *Relay) Status() Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st.Clients = len(r.clients)
+	st.Paused = r.paused
 	for _, t := range r.tabs {
 		st.Tabs = append(st.Tabs, TabStatus{
 			TabID: t.id, TargetID: string(t.targetID), URL: t.info.URL, Title: t.info.Title,

@@ -8,7 +8,7 @@
 import { Backoff, CLOSE_BAD_TOKEN, REFUSED_DELAY, describeClose, isRefusal } from './lib/backoff.js';
 import { Reassembler, encodeFrame } from './lib/chunk.js';
 import {
-  METHOD_NOT_FOUND, SERVER_ERROR, errorText, eventText, helloText, notifyText, parseError, proofText, replyText,
+  METHOD_NOT_FOUND, PAUSED_MESSAGE, SERVER_ERROR, errorText, eventText, helloText, notifyText, parseError, proofText, replyText,
 } from './lib/frame.js';
 import { answerChallenge, newNonce } from './lib/pairing.js';
 import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
@@ -197,9 +197,61 @@ async function letGo(tabId) {
  */
 function badge(tabId) {
   const on = shared.has(tabId);
+  if (paused) {
+    // A tab's own badge hides the global one: a shared tab says paused too.
+    void chrome.action.setBadgeText({ tabId, text: on ? 'OFF' : '' }).catch(() => {});
+    if (on) void chrome.action.setBadgeBackgroundColor({ tabId, color: PAUSED_COLOR }).catch(() => {});
+    void chrome.action.setTitle({ tabId, title: PAUSED_TITLE }).catch(() => {});
+    return;
+  }
   void chrome.action.setBadgeText({ tabId, text: on ? 'ON' : '' }).catch(() => {});
   if (on) void chrome.action.setBadgeBackgroundColor({ tabId, color: '#1a73e8' }).catch(() => {});
   void chrome.action.setTitle({ tabId, title: on ? 'livetab: this tab is shared' : 'livetab' }).catch(() => {});
+}
+
+// ---- pause: the person's kill switch ---------------------------------------
+
+// Paused, livetab lets go of every tab and refuses every attach and command
+// until the person resumes in the popup. The state lives in
+// chrome.storage.local, so it holds across worker and browser restarts;
+// the hello tells a bridge that connects, and ext.paused a connected one.
+let paused = false;
+const PAUSED_COLOR = '#b3261e';
+const PAUSED_TITLE = 'livetab is paused: no program can use your tabs until you resume';
+const pauseLoaded = chrome.storage.local.get('paused')
+  .then((v) => { paused = v.paused === true; paintPause(); })
+  .catch(() => {});
+
+/** What works while paused: nothing here touches a page. */
+const PAUSE_ALLOWED = new Set(['ext.targets', 'ext.detach', 'ext.closeTab', 'ext.setPolicy', 'ext.unguard', 'ext.fileAccess']);
+
+/** Shows the pause on the toolbar button of every tab. */
+function paintPause() {
+  void chrome.action.setBadgeText({ text: paused ? 'OFF' : '' }).catch(() => {});
+  if (paused) void chrome.action.setBadgeBackgroundColor({ color: PAUSED_COLOR }).catch(() => {});
+  void chrome.action.setTitle({ title: paused ? PAUSED_TITLE : 'livetab' }).catch(() => {});
+  for (const id of shared) badge(id);
+}
+
+/**
+ * Pauses or resumes; called from the popup only.
+ * @param {boolean} on
+ */
+async function setPaused(on) {
+  await pauseLoaded;
+  // Set before anything awaits: from here on, request() refuses.
+  paused = on;
+  emit(notifyText('ext.paused', { paused: on }));
+  paintPause();
+  const tabs = on ? [...ours] : [];
+  if (on) ours.clear();
+  await Promise.all([
+    chrome.storage.local.set({ paused: on }),
+    ...tabs.map((tabId) => chrome.debugger.detach({ tabId }).catch(() => {})),
+  ]);
+  // No ext.detached: ext.paused told the relay, which keeps its sessions
+  // to answer them with the pause error.
+  publish();
 }
 
 /**
@@ -378,6 +430,7 @@ async function sayHello(sock) {
     const [targets, files] = await Promise.all([
       chrome.debugger.getTargets(),
       chrome.extension.isAllowedFileSchemeAccess(),
+      pauseLoaded,
     ]);
     fileAccess = files;
     // attached:true also covers DevTools and other extensions; a command
@@ -401,6 +454,7 @@ async function sayHello(sock) {
       extensionId: chrome.runtime.id,
       attached: [...ours],
       fileAccess: files,
+      paused,
     });
   } catch (e) {
     abandon(sock, 'hello failed', backoff.next(), `preparing the hello failed: ${parseError(e).message}`);
@@ -558,6 +612,10 @@ function request(sock, f) {
   // A frame with an id and no method is a reply; the extension asks the
   // bridge nothing, so there is nothing to match it with.
   if (typeof method !== 'string') return;
+  if (paused && !PAUSE_ALLOWED.has(method)) {
+    send(sock, errorText(id, { code: SERVER_ERROR, message: PAUSED_MESSAGE }));
+    return;
+  }
   if (method.startsWith('ext.')) {
     const op = ops[method];
     if (!op) {
@@ -946,6 +1004,9 @@ chrome.runtime.onMessage.addListener((msg, _sender, reply) => {
   } else if (msg?.type === 'livetab.tabs') {
     void sharingList().then(reply);
     return true;
+  } else if (msg?.type === 'livetab.pause') {
+    void setPaused(msg.paused === true).then(() => reply(status()));
+    return true;
   } else if (msg?.type === 'livetab.share' && typeof msg.tabId === 'number') {
     void share(msg.tabId, msg.shared === true).then(() => sharingList()).then(reply);
     return true;
@@ -983,6 +1044,7 @@ function status() {
     lastClose,
     attached: [...ours],
     fileAccess,
+    paused,
     version: VERSION,
     extensionId: chrome.runtime.id,
   };

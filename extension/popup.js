@@ -7,7 +7,7 @@
  * @typedef {{state: string, connected: boolean, url: string, urlSource: string,
  *   tokenSet: boolean, tokenSource: string,
  *   lastClose: {code: number, reason: string, text: string, at: number} | null,
- *   attached: number[], fileAccess: boolean, version: string, extensionId: string}} Status
+ *   attached: number[], fileAccess: boolean, paused: boolean, version: string, extensionId: string}} Status
  */
 
 /**
@@ -44,6 +44,12 @@ function render(s) {
     idle: s.url && s.tokenSet ? 'not connected' : 'not paired',
   }[s.state] ?? s.state;
   show(el('state'), stateText, s.connected ? 'ok' : 'bad');
+  paused = s.paused;
+  el('pause').textContent = s.paused ? 'Resume' : 'Pause';
+  el('pausetext').textContent = s.paused
+    ? 'Paused: no program can use your tabs until you resume.'
+    : 'Stops every program at once: lets go of all tabs, refuses new commands.';
+  el('pausebox').className = s.paused ? 'paused' : '';
   show(el('url'), s.url ? `${s.url}${s.urlSource === 'popup' ? ' (saved here)' : ''}` : 'none');
   const refused = s.lastClose?.code === 4001;
   show(el('paired'),
@@ -51,7 +57,12 @@ function render(s) {
       : refused ? 'no — token refused'
       : s.connected ? `yes (token from ${s.tokenSource})` : `token set (${s.tokenSource})`,
     !s.tokenSet || refused ? 'bad' : s.connected ? 'ok' : '');
-  show(el('attached'), s.attached.length ? s.attached.map((t) => `tab ${t}`).join(', ') : 'no tabs');
+  lastStatus = s;
+  // By title, as the person knows their tabs; the id only for a tab the
+  // list does not have (yet).
+  show(el('attached'), s.attached.length
+    ? s.attached.map((t) => titles.get(t) ?? `tab ${t}`).join(', ')
+    : 'no tabs');
   show(el('files'), s.fileAccess ? 'allowed' : 'not allowed (uploads send bytes)');
   el('reason').textContent = s.lastClose && !s.connected ? s.lastClose.text : '';
   if (!urlInput.value && document.activeElement !== urlInput) urlInput.value = s.url;
@@ -67,6 +78,8 @@ function render(s) {
  * @param {ShareItem[]} items
  */
 function renderTabs(items) {
+  for (const t of items) titles.set(t.tabId, t.title ? `“${t.title}”` : t.url);
+  if (lastStatus) render(lastStatus);
   const list = el('tabs');
   list.replaceChildren(...items.map((t) => {
     const li = document.createElement('li');
@@ -90,6 +103,16 @@ function renderTabs(items) {
 
 chrome.runtime.onMessage.addListener((msg) => {
   if (msg?.type === 'livetab.statusChanged') render(msg.status);
+});
+
+let paused = false;
+/** @type {Map<number, string>} tab titles, for the tabs being debugged */
+const titles = new Map();
+/** @type {Status | null} */
+let lastStatus = null;
+el('pause').addEventListener('click', () => {
+  void chrome.runtime.sendMessage({ type: 'livetab.pause', paused: !paused })
+    .then((s) => { if (s) render(s); });
 });
 
 el('form').addEventListener('submit', (ev) => {

@@ -35,6 +35,9 @@ const (
 	CommandCloseTab     = "Livetab.closeTab"
 	CommandSetPolicy    = "Livetab.setPolicy"
 	CommandKeepTab      = "Livetab.keepTab"
+	CommandEnable       = "Livetab.enable"
+
+	EventPausedChanged = "Livetab.pausedChanged"
 )
 
 // Domain is the prefix of every Livetab method.
@@ -50,6 +53,22 @@ type GetInfoResult struct {
 	// DOM.setFileInputFiles needs it.
 	FileAccess bool   `json:"fileAccess"`
 	Bridge     string `json:"bridge"` // the version of the bridge protocol
+	// Paused is whether the person paused livetab in the extension's
+	// popup: until they resume, no tab is attached and every command that
+	// needs one fails with the pause error.
+	Paused bool `json:"paused"`
+}
+
+// Enable makes the relay send the calling connection the Livetab domain's
+// events (Livetab.pausedChanged). They are off by default, since a client
+// that does not know the domain may treat an unknown event as an error.
+var Enable = cdp.Command[cdp.Empty, cdp.Empty]{Method: CommandEnable}
+
+// PausedChangedEvent is the event Livetab.pausedChanged: the person paused
+// or resumed livetab in the extension's popup. A client gets it at the
+// browser level after Livetab.enable.
+type PausedChangedEvent struct {
+	Paused bool `json:"paused"`
 }
 
 // GetInfo describes the extension behind the connection.

@@ -116,6 +116,10 @@ func runDoctor(ctx context.Context, args []string) error {
 		return r.done()
 	}
 	r.ok("extension", fmt.Sprintf("connected: livetab %s, %s; %d tab(s), %d client(s)", st.Extension.Version, st.Extension.UserAgent, len(st.Tabs), st.Clients))
+	if st.Paused {
+		r.fail("paused", "the person paused livetab in the extension's popup: every command that needs a tab fails",
+			"press Resume in the livetab popup (the toolbar button shows OFF while paused)")
+	}
 	return r.done()
 }
 

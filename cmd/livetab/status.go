@@ -56,6 +56,9 @@ func writeStatus(w io.Writer, e livetab.Endpoint, st extcdp.Status) {
 	} else {
 		fmt.Fprintln(w, "extension  not connected (`livetab doctor` says why)")
 	}
+	if st.Paused {
+		fmt.Fprintln(w, "paused     yes: the person paused livetab in the extension's popup; every command that needs a tab fails until they press Resume there")
+	}
 	fmt.Fprintf(w, "clients    %d\n", st.Clients)
 	fmt.Fprintf(w, "tabs       %d\n", len(st.Tabs))
 	if len(st.Tabs) == 0 {

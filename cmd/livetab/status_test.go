@@ -30,6 +30,15 @@ func TestStatusTextNamesTargetIDs(t *testing.T) {
 			t.Errorf("status text lacks %q:\n%s", want, out)
 		}
 	}
+	if strings.Contains(out, "paused") {
+		t.Errorf("status text says paused when it is not:\n%s", out)
+	}
+	st.Paused = true
+	buf.Reset()
+	writeStatus(&buf, livetab.Endpoint{HTTP: "http://127.0.0.1:9339", PID: 7}, st)
+	if !strings.Contains(buf.String(), "paused     yes") || !strings.Contains(buf.String(), "Resume") {
+		t.Errorf("status text does not say paused, and how to resume:\n%s", buf.String())
+	}
 	if strings.Contains(out, "[-]") {
 		t.Errorf("status text has an unexplained mark:\n%s", out)
 	}

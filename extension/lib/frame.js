@@ -9,13 +9,18 @@
  *   url: string, title: string, active: boolean, attached: boolean,
  *   shared?: boolean, created?: boolean, popup?: boolean}} TabInfo
  * @typedef {{nonce: string, version: string, userAgent: string, extensionId: string,
- *   attached: number[], fileAccess: boolean}} HelloParams
+ *   attached: number[], fileAccess: boolean, paused?: boolean}} HelloParams
  * @typedef {{id?: number, method?: string, params?: any, result?: any,
  *   error?: WireError, tabId?: number, sessionId?: string}} Frame
  */
 
 /** The code Chrome's DevTools protocol uses for a generic server error. */
 export const SERVER_ERROR = -32000;
+/**
+ * The error of every command refused while the person has livetab paused;
+ * the relay says the same (wire.PausedMessage).
+ */
+export const PAUSED_MESSAGE = 'livetab: paused by the person in the livetab popup; ask them to resume';
 /** The code of an unknown method. */
 export const METHOD_NOT_FOUND = -32601;
 
@@ -73,6 +78,8 @@ export function helloText(p) {
     extensionId: p.extensionId,
     attached: p.attached,
     fileAccess: p.fileAccess,
+    // Said only when true, so the hello of a running livetab is unchanged.
+    ...(p.paused ? { paused: true } : {}),
   });
 }
 

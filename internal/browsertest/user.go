@@ -175,6 +175,101 @@ func (u *User) Eval(ctx context.Context, targetID, expr string) (jsonv2.Value, e
 	return r.Result.Value, nil
 }
 
+// OpenPopup opens the extension's popup page in a tab of its own, as the
+// person's click on the toolbar button shows it, and waits until it shows
+// the service worker's status. Close it with CloseTab.
+func (u *User) OpenPopup(ctx context.Context) (string, error) {
+	popup, err := u.OpenTab(ctx, "chrome-extension://"+extension.ID+"/popup.html")
+	if err != nil {
+		return "", err
+	}
+	// The new tab is still committing its first navigation for a moment,
+	// and the worker may be waking up to answer the popup.
+	for i := 0; ; i++ {
+		v, err := u.Eval(ctx, popup, `location.href.startsWith('chrome-extension:') && document.readyState === 'complete' && document.getElementById('state').textContent !== '…'`)
+		if err == nil && string(v) == "true" {
+			return popup, nil
+		}
+		if i == 250 {
+			u.CloseTab(ctx, popup)
+			return "", fmt.Errorf("browsertest: the popup page did not load: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Pause pauses (or resumes) livetab the way a person does: the Pause
+// button of the extension's popup. It returns once the popup shows the
+// new state.
+func (u *User) Pause(ctx context.Context, on bool) error {
+	popup, err := u.OpenPopup(ctx)
+	if err != nil {
+		return err
+	}
+	defer u.CloseTab(ctx, popup)
+	return u.ClickPause(ctx, popup, on)
+}
+
+// ClickPause presses the Pause or Resume button of an open popup when the
+// popup is not in the state on already, and waits until it is.
+func (u *User) ClickPause(ctx context.Context, popup string, on bool) error {
+	want := "Pause"
+	if on {
+		want = "Resume"
+	}
+	_, err := u.Eval(ctx, popup, fmt.Sprintf(`(async () => {
+		const b = document.getElementById('pause');
+		if (b.textContent !== %q) b.click();
+		for (let i = 0; i < 300 && b.textContent !== %q; i++) await new Promise(r => setTimeout(r, 10));
+		if (b.textContent !== %q) throw new Error('the popup still shows ' + b.textContent);
+		return true;
+	})()`, want, want, want))
+	return err
+}
+
+// ScreenshotPopup returns a PNG of an open popup page, cut to the popup's
+// own size as Chrome shows it under the toolbar button.
+func (u *User) ScreenshotPopup(ctx context.Context, popup string) ([]byte, error) {
+	res, err := u.Call(ctx, "Target.attachToTarget", map[string]any{"targetId": popup, "flatten": true})
+	if err != nil {
+		return nil, err
+	}
+	var a struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := jsonv2.Unmarshal(res, &a, wire.Options); err != nil {
+		return nil, err
+	}
+	defer u.Call(ctx, "Target.detachFromTarget", map[string]any{"sessionId": a.SessionID})
+	res, err = u.CallSession(ctx, a.SessionID, "Runtime.evaluate", map[string]any{
+		"expression":    `(() => { const r = document.body.getBoundingClientRect(); return [r.right + 10, r.bottom + 10]; })()`,
+		"returnByValue": true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var size struct {
+		Result struct {
+			Value [2]float64 `json:"value"`
+		} `json:"result"`
+	}
+	if err := jsonv2.Unmarshal(res, &size, wire.Options); err != nil {
+		return nil, err
+	}
+	res, err = u.CallSession(ctx, a.SessionID, "Page.captureScreenshot", map[string]any{
+		"format": "png",
+		"clip":   map[string]any{"x": 0, "y": 0, "width": size.Result.Value[0], "height": size.Result.Value[1], "scale": 1},
+	})
+	if err != nil {
+		return nil, err
+	}
+	var shot struct {
+		Data []byte `json:"data"`
+	}
+	err = jsonv2.Unmarshal(res, &shot, wire.Options)
+	return shot.Data, err
+}
+
 // ShareTab shares a tab with livetab the way a person does: in the
 // extension's popup, ticking the tab's box.
 func (u *User) ShareTab(ctx context.Context, tabID int64, on bool) error {

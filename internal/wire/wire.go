@@ -130,7 +130,20 @@ const (
 	TabUpdated  = "ext.tabUpdated"
 	TabRemoved  = "ext.tabRemoved"
 	Download    = "ext.download"
+	// Paused is the extension's event when the person pauses or resumes
+	// livetab in its popup (PausedParams).
+	Paused = "ext.paused"
 )
+
+// PausedParams is the payload of ext.paused. While paused, the extension
+// has detached from every tab and refuses every attach and command.
+type PausedParams struct {
+	Paused bool `json:"paused"`
+}
+
+// PausedMessage is the error every refused command gets while the person
+// has livetab paused, from the relay and, as a backstop, the extension.
+const PausedMessage = "livetab: paused by the person in the livetab popup; ask them to resume"
 
 // DownloadInfo is a chrome.downloads item as the extension reports it.
 // State is "in_progress", "interrupted" or "complete"; Filename is the
@@ -177,6 +190,8 @@ type HelloParams struct {
 	ExtensionID string  `json:"extensionId"`
 	Attached    []int64 `json:"attached"`
 	FileAccess  bool    `json:"fileAccess"`
+	// Paused: the person paused livetab in the popup (ext.paused).
+	Paused bool `json:"paused,omitzero"`
 }
 
 // TabInfo describes one tab of the user's browser.
