@@ -33,14 +33,7 @@ func (r *Relay) setPaused(paused bool) {
 	for _, t := range r.tabs {
 		switch {
 		case paused:
-			t.attached = false
-			t.runtime.reset()
-			t.doc = docCache{}
-			for _, c := range r.children {
-				if c.tab == t {
-					r.childGone(c)
-				}
-			}
+			r.debuggerLeft(t)
 		case len(t.sessions) > 0 && !t.attached:
 			r.debuggerGone(t, "paused")
 		}

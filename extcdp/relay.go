@@ -786,14 +786,7 @@ func (r *Relay) releaseIfUnused(t *tab) {
 // on the infobar, DevTools took over). Call with r.mu held.
 func (r *Relay) debuggerGone(t *tab, reason string) {
 	r.log.Info("debugger detached", "tab", t.id, "reason", reason)
-	t.attached = false
-	t.runtime.reset()
-	t.doc = docCache{}
-	for _, c := range r.children {
-		if c.tab == t {
-			r.childGone(c)
-		}
-	}
+	r.debuggerLeft(t)
 	why, _ := jsonv2.Marshal(map[string]string{"reason": detachReason(t, reason)}, wire.Options)
 	for _, s := range append([]*session(nil), t.sessions...) {
 		// Chrome says why before it detaches; listeners of the session see it.
@@ -818,6 +811,20 @@ func detachReason(t *tab, reason string) string {
 		return fmt.Sprintf("policy: tab %d left what the livetab policy allows (not shared, or outside the allowed domains)", t.id)
 	}
 	return reason
+}
+
+// debuggerLeft forgets what the debugger's attachment to t held: its
+// execution contexts, its document and its child targets. Call with r.mu
+// held.
+func (r *Relay) debuggerLeft(t *tab) {
+	t.attached = false
+	t.runtime.reset()
+	t.doc = docCache{}
+	for _, c := range r.children {
+		if c.tab == t {
+			r.childGone(c)
+		}
+	}
 }
 
 func (r *Relay) childGone(c *child) {

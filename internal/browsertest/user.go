@@ -143,18 +143,34 @@ func (u *User) StopWorker(ctx context.Context) error {
 // Eval runs JavaScript in a tab, as the person would in its console, and
 // returns the value.
 func (u *User) Eval(ctx context.Context, targetID, expr string) (jsonv2.Value, error) {
+	var v jsonv2.Value
+	err := u.inTarget(ctx, targetID, func(sid string) error {
+		var err error
+		v, err = u.evalIn(ctx, sid, expr)
+		return err
+	})
+	return v, err
+}
+
+// inTarget runs fn on a session of the user's own on the target.
+func (u *User) inTarget(ctx context.Context, targetID string, fn func(session string) error) error {
 	res, err := u.Call(ctx, "Target.attachToTarget", map[string]any{"targetId": targetID, "flatten": true})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var a struct {
 		SessionID string `json:"sessionId"`
 	}
 	if err := jsonv2.Unmarshal(res, &a, wire.Options); err != nil {
-		return nil, err
+		return err
 	}
 	defer u.Call(ctx, "Target.detachFromTarget", map[string]any{"sessionId": a.SessionID})
-	res, err = u.CallSession(ctx, a.SessionID, "Runtime.evaluate", map[string]any{"expression": expr, "awaitPromise": true, "returnByValue": true})
+	return fn(a.SessionID)
+}
+
+// evalIn evaluates expr on a session and returns its value.
+func (u *User) evalIn(ctx context.Context, session, expr string) (jsonv2.Value, error) {
+	res, err := u.CallSession(ctx, session, "Runtime.evaluate", map[string]any{"expression": expr, "awaitPromise": true, "returnByValue": true})
 	if err != nil {
 		return nil, err
 	}
@@ -230,44 +246,31 @@ func (u *User) ClickPause(ctx context.Context, popup string, on bool) error {
 // ScreenshotPopup returns a PNG of an open popup page, cut to the popup's
 // own size as Chrome shows it under the toolbar button.
 func (u *User) ScreenshotPopup(ctx context.Context, popup string) ([]byte, error) {
-	res, err := u.Call(ctx, "Target.attachToTarget", map[string]any{"targetId": popup, "flatten": true})
-	if err != nil {
-		return nil, err
-	}
-	var a struct {
-		SessionID string `json:"sessionId"`
-	}
-	if err := jsonv2.Unmarshal(res, &a, wire.Options); err != nil {
-		return nil, err
-	}
-	defer u.Call(ctx, "Target.detachFromTarget", map[string]any{"sessionId": a.SessionID})
-	res, err = u.CallSession(ctx, a.SessionID, "Runtime.evaluate", map[string]any{
-		"expression":    `(() => { const r = document.body.getBoundingClientRect(); return [r.right + 10, r.bottom + 10]; })()`,
-		"returnByValue": true,
+	var png []byte
+	err := u.inTarget(ctx, popup, func(sid string) error {
+		v, err := u.evalIn(ctx, sid, `(() => { const r = document.body.getBoundingClientRect(); return [r.right + 10, r.bottom + 10]; })()`)
+		if err != nil {
+			return err
+		}
+		var size [2]float64
+		if err := jsonv2.Unmarshal(v, &size, wire.Options); err != nil {
+			return err
+		}
+		res, err := u.CallSession(ctx, sid, "Page.captureScreenshot", map[string]any{
+			"format": "png",
+			"clip":   map[string]any{"x": 0, "y": 0, "width": size[0], "height": size[1], "scale": 1},
+		})
+		if err != nil {
+			return err
+		}
+		var shot struct {
+			Data []byte `json:"data"`
+		}
+		err = jsonv2.Unmarshal(res, &shot, wire.Options)
+		png = shot.Data
+		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	var size struct {
-		Result struct {
-			Value [2]float64 `json:"value"`
-		} `json:"result"`
-	}
-	if err := jsonv2.Unmarshal(res, &size, wire.Options); err != nil {
-		return nil, err
-	}
-	res, err = u.CallSession(ctx, a.SessionID, "Page.captureScreenshot", map[string]any{
-		"format": "png",
-		"clip":   map[string]any{"x": 0, "y": 0, "width": size.Result.Value[0], "height": size.Result.Value[1], "scale": 1},
-	})
-	if err != nil {
-		return nil, err
-	}
-	var shot struct {
-		Data []byte `json:"data"`
-	}
-	err = jsonv2.Unmarshal(res, &shot, wire.Options)
-	return shot.Data, err
+	return png, err
 }
 
 // ShareTab shares a tab with livetab the way a person does: in the
