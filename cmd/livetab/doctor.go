@@ -116,6 +116,12 @@ func runDoctor(ctx context.Context, args []string) error {
 		return r.done()
 	}
 	r.ok("extension", fmt.Sprintf("connected: livetab %s, %s; %d tab(s), %d client(s)", st.Extension.Version, st.Extension.UserAgent, len(st.Tabs), st.Clients))
+	if st.Extension.FileAccess {
+		r.ok("files", "the extension may read local files: uploads hand Chrome the file's path, at disk speed")
+	} else {
+		r.ok("files", "the extension may not read local files, so uploads send the bytes through the page (slower); "+
+			"to allow it: chrome://extensions → livetab → Details → Allow access to file URLs")
+	}
 	if st.Paused {
 		r.fail("paused", "the person paused livetab in the extension's popup: every command that needs a tab fails",
 			"press Resume in the livetab popup (the toolbar button shows OFF while paused)")

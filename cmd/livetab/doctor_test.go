@@ -35,7 +35,8 @@ func TestDoctorHealthy(t *testing.T) {
 	s := needShared(t)
 	doctor(t, s.home, true,
 		"ok    chromium", "ok    token file", "ok    port       "+strings.TrimPrefix(s.ep.HTTP, "http://")+" is held by livetab serve",
-		"ok    serve", "ok    token      accepted", "ok    extension  connected", "all good")
+		"ok    serve", "ok    token      accepted", "ok    extension  connected",
+		"ok    files      the extension may read local files", "all good")
 }
 
 func TestDoctorNoChromium(t *testing.T) {
