@@ -153,7 +153,7 @@ func (s *Server) page(ctx context.Context) (*page.Page, error) {
 		}
 	}
 	tabCtx, cancel := chromedp.NewContext(s.opts.Browser)
-	opts := []page.Option{page.WithGuard(s.pol)}
+	opts := []page.Option{page.WithGuard(s.pol), page.WithFileSetter(setFiles)}
 	if !s.opts.EmulateViewport {
 		opts = append(opts, page.WithViewport(0, 0))
 	}

@@ -106,6 +106,7 @@ func ExampleServer_AddTools() {
 	// browser_dialog
 	// browser_drag
 	// browser_eval
+	// browser_fill_form
 	// browser_find
 	// browser_hover
 	// browser_navigate

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/chromedp/cdproto/runtime"
@@ -140,18 +141,10 @@ func (s *Server) uploadTool(ctx context.Context, a uploadArgs, out *toolOut) (pa
 	default:
 		return page.Result{}, fmt.Errorf("unknown target %q; use input, drop or paste", a.Target)
 	}
-	dir := s.pol.UploadDir
-	if dir == "" {
-		dir = s.pol.DownloadDir
-	}
-	paths := make([]string, len(a.Files))
-	files := make([]upload.File, len(a.Files))
-	for i, f := range a.Files {
-		if !filepath.IsAbs(f) && dir != "" {
-			f = filepath.Join(dir, f)
-		}
-		paths[i] = filepath.Clean(f)
-		files[i] = upload.Path(paths[i])
+	paths := s.uploadPaths(a.Files)
+	files := make([]upload.File, len(paths))
+	for i, p := range paths {
+		files[i] = upload.Path(p)
 	}
 	pg, err := s.page(ctx)
 	if err != nil {
@@ -175,4 +168,50 @@ func (s *Server) uploadTool(ctx context.Context, a uploadArgs, out *toolOut) (pa
 	}
 	out.structured = uploadOutput{Mode: res.Mode.String(), Files: list}
 	return page.Result{Text: fmt.Sprintf("uploaded %d file(s) (%s):%s\nTake a snapshot to see what the page made of them.", len(res.Files), res.Mode, b.String())}, nil
+}
+
+// uploadPaths takes relative paths in the upload directory (else the
+// download directory), as the person's files are named there.
+func (s *Server) uploadPaths(files []string) []string {
+	dir := s.pol.UploadDir
+	if dir == "" {
+		dir = s.pol.DownloadDir
+	}
+	paths := make([]string, len(files))
+	for i, f := range files {
+		if !filepath.IsAbs(f) && dir != "" {
+			f = filepath.Join(dir, f)
+		}
+		paths[i] = filepath.Clean(f)
+	}
+	return paths
+}
+
+// setFiles puts files into a file input for browser_fill_form as
+// browser_upload does: natively when the browser may read them, else by
+// streaming their bytes.
+func setFiles(ctx context.Context, el runtime.RemoteObjectID, paths []string) error {
+	files := make([]upload.File, len(paths))
+	for i, p := range paths {
+		files[i] = upload.Path(p)
+	}
+	_, err := upload.Files(ctx, upload.Object(el), files)
+	return err
+}
+
+// Fill form.
+
+func (s *Server) fillFormTool(ctx context.Context, a page.FillFormArgs, _ *toolOut) (page.Result, error) {
+	fields := slices.Clone(a.Fields)
+	for i := range fields {
+		if fields[i].Files != nil {
+			fields[i].Files = s.uploadPaths(fields[i].Files)
+		}
+	}
+	a.Fields = fields
+	pg, err := s.page(ctx)
+	if err != nil {
+		return page.Result{}, err
+	}
+	return pg.Run(ctx, a)
 }

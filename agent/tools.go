@@ -25,6 +25,7 @@ var toolNotes = map[string]string{
 	"browser_check":      " Takes an index from the latest browser_snapshot.",
 	"browser_hover":      " Takes an index from the latest browser_snapshot.",
 	"browser_drag":       " Takes indexes from the latest browser_snapshot.",
+	"browser_fill_form":  " Takes indexes from the latest browser_snapshot or browser_find. Files are taken in the person's upload directory, as browser_upload takes them.",
 	"browser_navigate":   " Only the domains the person allowed can be loaded; take a snapshot afterwards.",
 	"browser_eval":       " Off unless the person allowed JavaScript (--allow-eval); prefer the snapshot, read and action tools.",
 	"browser_screenshot": " The image comes back as image content.",
@@ -58,6 +59,11 @@ func (s *Server) AddTools(srv *mcp.Server) {
 	addPageTool[page.SelectArgs](s, srv, desc)
 	addPageTool[page.CheckArgs](s, srv, desc)
 	addPageTool[page.DragArgs](s, srv, desc)
+	addTool(s, srv, &mcp.Tool{
+		Name:        "browser_fill_form",
+		Description: desc["browser_fill_form"] + toolNotes["browser_fill_form"] + retryNote,
+		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)},
+	}, nil, s.fillFormTool)
 	addPageTool[page.WaitArgs](s, srv, desc)
 	addPageTool[page.ReadArgs](s, srv, desc)
 	addPageTool[page.EvalArgs](s, srv, desc)

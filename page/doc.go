@@ -54,6 +54,12 @@
 // navigation waits for the new page; a navigation during typing stops it with
 // [ErrNavigated].
 //
+// [Page.FillForm] fills many fields (text, select, checkbox, radio, file)
+// in one call, each by index or selector, and can click the submit button
+// after: the guard sees every field's action before any runs, a field that
+// fails does not stop the others, and the result says what each field holds
+// afterwards.
+//
 // # Dialogs
 //
 // A JavaScript dialog never wedges the tab. Under [DialogAsk] (the default)

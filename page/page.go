@@ -42,6 +42,7 @@ type config struct {
 	tabOptions    []chromedp.ContextOption
 	tabParent     context.Context
 	guard         Guard
+	setFiles      func(ctx context.Context, el runtime.RemoteObjectID, paths []string) error
 }
 
 // WithViewport sets the viewport that the Page emulates in each of its tabs,

@@ -9,6 +9,8 @@ import (
 	"image/png"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -105,6 +107,7 @@ func runSuite(t *testing.T, newTab func(t *testing.T) context.Context) {
 		{"Scroll", testScroll},
 		{"SelectCheck", testSelectCheck},
 		{"Drag", testDrag},
+		{"FillForm", testFillForm},
 		{"Wait", testWait},
 		{"Read", testRead},
 		{"Evaluate", testEvaluate},
@@ -1280,5 +1283,67 @@ func testFindFrames(t *testing.T, s *suite) {
 	}
 	if !slices.Equal(got, []string{"msg:cross-click", "shadow", "msg:cross-click"}) && !slices.Equal(got, []string{"shadow", "msg:cross-click", "msg:cross-click"}) {
 		t.Errorf("log = %q", got)
+	}
+}
+
+// testFillForm fills a form of nine fields of every kind in one call and
+// submits it; a field that fails leaves the others set and the submit
+// unclicked.
+func testFillForm(t *testing.T, s *suite) {
+	p, ctx := s.open(t, "/form.html")
+	photo := filepath.Join(t.TempDir(), "photo.png")
+	if err := os.WriteFile(photo, []byte("not really a png"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap := snapshot(t, ctx, p, page.SnapshotOptions{})
+	idx := func(kind, name string) page.RefArgs { return page.RefArgs{Index: find(t, snap, kind, name).Index} }
+	str := func(s string) *string { return &s }
+	yes, no := true, false
+	fields := []page.FormField{
+		{RefArgs: idx("textbox", "Full name"), Text: str("Ada Lovelace")},
+		{RefArgs: idx("textbox", "Email"), Text: str("ada@example.com")},
+		{RefArgs: idx("textbox", "Password"), Text: str("s3cret!")},
+		{RefArgs: idx("textbox", "About you"), Text: str("Analyst")},
+		{RefArgs: idx("combobox", "Country"), Values: []string{"Japan"}},
+		{RefArgs: idx("checkbox", "Newsletter"), Checked: &no},
+		{RefArgs: idx("radio", "Pro"), Checked: &yes},
+		{RefArgs: page.RefArgs{Selector: "#terms"}, Checked: &yes},
+		{RefArgs: page.RefArgs{Selector: "#photo"}, Files: []string{photo}},
+	}
+	// One field that cannot be set: the others are, and the submit waits.
+	bad := append(slices.Clone(fields), page.FormField{RefArgs: page.RefArgs{Selector: "#nope"}, Text: str("x")})
+	r, err := p.FillForm(ctx, bad, page.Selector("#send"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Failed != 1 || r.SubmitErr == nil || !errors.Is(r.Fields[9].Err, page.ErrNotFound) || !strings.Contains(r.Text, "FAILED") {
+		t.Fatalf("fill with a bad field: failed %d, submit %v\n%s", r.Failed, r.SubmitErr, r.Text)
+	}
+	if got := eval[string](t, ctx, p, "document.getElementById('name').value"); got != "Ada Lovelace" {
+		t.Errorf("name after the partial fill = %q", got)
+	}
+	wantLog(t, ctx, p)
+
+	r, err = p.FillForm(ctx, fields, page.Index(find(t, snap, "button", "Send").Index))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Failed != 0 || r.SubmitErr != nil {
+		t.Fatalf("fill: failed %d, submit %v\n%s", r.Failed, r.SubmitErr, r.Text)
+	}
+	for _, want := range []string{"Set 9 of 9 fields. Then clicked", `textbox "Full name": "Ada Lovelace"`, `combobox "Country": "Japan"`,
+		`checkbox "Newsletter": unchecked`, `radio "Pro": checked`, `"photo.png"`} {
+		if !strings.Contains(r.Text, want) {
+			t.Errorf("the report lacks %s:\n%s", want, r.Text)
+		}
+	}
+	if strings.Contains(r.Text, "s3cret") {
+		t.Errorf("the report shows the password:\n%s", r.Text)
+	}
+	wantLog(t, ctx, p, "submitted")
+	got := eval[string](t, ctx, p, "document.getElementById('result').textContent")
+	want := `Thanks {"name":"Ada Lovelace","email":"ada@example.com","pw":"s3cret!","bio":"Analyst","country":"jp","plan":"pro","terms":"on","photo":"photo.png:16"}`
+	if got != want {
+		t.Errorf("the page got\n%s\nwant\n%s", got, want)
 	}
 }

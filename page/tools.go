@@ -29,7 +29,7 @@ type Tool struct {
 
 // ToolArgs is the arguments of one tool: SnapshotArgs, FindArgs, NavigateArgs,
 // ClickArgs, TypeArgs, PressArgs, HoverArgs, ScrollArgs, SelectArgs,
-// CheckArgs, DragArgs, WaitArgs, ReadArgs, EvalArgs, DialogArgs, TabsArgs
+// CheckArgs, DragArgs, FillFormArgs, WaitArgs, ReadArgs, EvalArgs, DialogArgs, TabsArgs
 // or ScreenshotArgs. Run runs it.
 type ToolArgs interface {
 	// ToolName is the name of the tool these arguments are for.
@@ -128,6 +128,13 @@ type DragArgs struct {
 	ToSelector   string `json:"to_selector,omitempty"`
 }
 
+// FillFormArgs are the arguments of browser_fill_form.
+type FillFormArgs struct {
+	Fields         []FormField `json:"fields" jsonschema:"The fields, each by index or selector, with one of text, values, checked or files." schema:"minItems=1"`
+	SubmitIndex    int         `json:"submit_index,omitempty" jsonschema:"Element to click once every field is set (the form's submit button)." schema:"minimum=1"`
+	SubmitSelector string      `json:"submit_selector,omitempty" jsonschema:"CSS selector of the element to click, instead of submit_index."`
+}
+
 // WaitArgs are the arguments of browser_wait.
 type WaitArgs struct {
 	Text         string `json:"text,omitempty" jsonschema:"Text that should appear."`
@@ -182,6 +189,7 @@ func (ScrollArgs) ToolName() string     { return "browser_scroll" }
 func (SelectArgs) ToolName() string     { return "browser_select" }
 func (CheckArgs) ToolName() string      { return "browser_check" }
 func (DragArgs) ToolName() string       { return "browser_drag" }
+func (FillFormArgs) ToolName() string   { return "browser_fill_form" }
 func (WaitArgs) ToolName() string       { return "browser_wait" }
 func (ReadArgs) ToolName() string       { return "browser_read" }
 func (EvalArgs) ToolName() string       { return "browser_eval" }
@@ -216,6 +224,7 @@ var toolDefs = []toolDef{
 	def[SelectArgs]("Choose options of a <select> by value or visible label."),
 	def[CheckArgs]("Check or uncheck a checkbox, radio button or switch."),
 	def[DragArgs]("Drag one element onto another with the real mouse (also HTML5 drag and drop)."),
+	def[FillFormArgs]("Fill many form fields in one call — text fields, selects, checkboxes, radio buttons, file inputs — each by index or selector, then optionally click the submit button. A field that fails does not stop the others; the result lists what each field holds now, or why it failed (the submit click is skipped then)."),
 	def[WaitArgs]("Wait until text appears, an element appears or goes away, or the network is idle."),
 	def[ReadArgs]("Read the page, or one element, as Markdown or plain text."),
 	def[EvalArgs]("Run a JavaScript expression in the page and return its JSON result (promises are awaited)."),
@@ -415,6 +424,14 @@ func (a DragArgs) run(ctx context.Context, p *Page) (Result, error) {
 	}
 	msg, err := p.run(ctx, false, Action{Kind: KindAct, Op: "drag", Ref: from}, func(x *action) (string, error) { return x.drag(from, to) })
 	return text(msg), err
+}
+
+func (a FillFormArgs) run(ctx context.Context, p *Page) (Result, error) {
+	r, err := p.FillForm(ctx, a.Fields, Ref{Index: a.SubmitIndex, Selector: a.SubmitSelector})
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Text: r.Text, IsError: r.Failed == len(r.Fields)}, nil
 }
 
 func (a WaitArgs) run(ctx context.Context, p *Page) (Result, error) {

@@ -45,6 +45,9 @@ func TestToolArgsDecode(t *testing.T) {
 				val = `true`
 			case reflect.Slice:
 				val = `["x"]`
+				if f.Type.Elem().Kind() == reflect.Struct {
+					val = `[{}]`
+				}
 			default:
 				t.Fatalf("%s.%s: kind %s", typ.Name(), f.Name, f.Type.Kind())
 			}
@@ -58,7 +61,7 @@ func TestToolArgsDecode(t *testing.T) {
 			}
 		}
 	}
-	if len(seen) != 17 {
+	if len(seen) != 18 {
 		t.Errorf("%d tools", len(seen))
 	}
 }

@@ -1028,6 +1028,15 @@
     };
   }
 
+  // fieldState is what a form field holds now, for the report of a fill: its
+  // label, its value (a password as dots) and whether it is checked.
+  function fieldState(ref) {
+    const { el } = resolve(ref);
+    const tag = el.localName;
+    const role = roleOf(el, tag);
+    return { label: label(el), value: cut(valueOf(el, tag, role), 120), checked: checkedOf(el, tag, role) };
+  }
+
   // labelOf checks a reference and names its element.
   function labelOf(ref) {
     return label(resolve(ref).el);
@@ -1035,7 +1044,7 @@
 
   const api = {
     snapshot, find, point, focus, value, selectOption, checkState, scroll, scrollTo,
-    rect, check, read, info, frameBox, labelOf,
+    rect, check, read, info, frameBox, labelOf, fieldState,
   };
 
   return {
