@@ -29,6 +29,9 @@ func (r *Relay) setPaused(paused bool) {
 		return
 	}
 	r.paused = paused
+	if paused {
+		r.pauses++
+	}
 	r.log.Info("the person paused or resumed livetab", "paused", paused)
 	for _, t := range r.tabs {
 		switch {

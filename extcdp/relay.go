@@ -52,6 +52,9 @@ type Relay struct {
 
 	// paused: the person paused livetab in the popup (pause.go); under mu.
 	paused bool
+	// pauses counts the pauses, so that an attach can tell one came and
+	// went while it was on its way (ensureAttached); under mu.
+	pauses int
 
 	// shared: opened by NewAllocator's one-line path, closed by the last
 	// of its users (under openMu).
@@ -854,6 +857,7 @@ func (r *Relay) ensureAttached(ctx context.Context, t *tab) error {
 	defer t.attachMu.Unlock()
 	r.mu.Lock()
 	ok := t.attached
+	pauses := r.pauses
 	r.mu.Unlock()
 	if ok {
 		return nil
@@ -862,6 +866,16 @@ func (r *Relay) ensureAttached(ctx context.Context, t *tab) error {
 		return err
 	}
 	r.mu.Lock()
+	if r.paused || r.pauses != pauses {
+		// The person paused while the attach was on its way: the pause
+		// let go of the tabs it knew, and this attach may have landed
+		// after it, or its reply after setPaused. Let go of it too
+		// rather than hold a tab through the pause, or believe one held
+		// that the pause let go of.
+		r.mu.Unlock()
+		r.b.GoNow(&wire.Frame{Method: wire.Detach, Params: tabParams(t.id)}, func(*wire.Frame, error) {})
+		return &cdproto.Error{Code: -32000, Message: wire.PausedMessage}
+	}
 	t.attached = true
 	r.mu.Unlock()
 	r.log.Info("debugger attached", "tab", t.id)

@@ -216,6 +216,8 @@ function badge(tabId) {
 // chrome.storage.local, so it holds across worker and browser restarts;
 // the hello tells a bridge that connects, and ext.paused a connected one.
 let paused = false;
+/** How many times the person paused: an attach on its way can tell one came. */
+let pauses = 0;
 const PAUSED_COLOR = '#b3261e';
 const PAUSED_TITLE = 'livetab is paused: no program can use your tabs until you resume';
 const pauseLoaded = chrome.storage.local.get('paused')
@@ -241,6 +243,7 @@ async function setPaused(on) {
   await pauseLoaded;
   // Set before anything awaits: from here on, request() refuses.
   paused = on;
+  if (on) pauses += 1;
   emit(notifyText('ext.paused', { paused: on }));
   paintPause();
   const tabs = on ? [...ours] : [];
@@ -711,6 +714,7 @@ async function targetOf(tabId, waitMs) {
 const ops = {
   async 'ext.attach'(params) {
     const tabId = tabIdOf(params, 'ext.attach');
+    const before = pauses;
     try {
       await chrome.debugger.attach({ tabId }, '1.3');
     } catch (e) {
@@ -719,6 +723,12 @@ const ops = {
       if (!(await holds(tabId))) {
         throw new Error(`tab ${tabId} is debugged by another client: close DevTools on tab ${tabId} and try again`);
       }
+    }
+    if (pauses !== before && !ours.has(tabId)) {
+      // The person paused while Chrome attached: setPaused let go of the
+      // tabs in ours, and this one was not there yet.
+      await chrome.debugger.detach({ tabId }).catch(() => {});
+      throw new Error(PAUSED_MESSAGE);
     }
     if (!ours.has(tabId)) {
       ours.add(tabId);

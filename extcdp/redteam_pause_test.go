@@ -1,0 +1,273 @@
+package extcdp_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/livetab/livetab/internal/browsertest"
+	"github.com/livetab/livetab/internal/wire"
+)
+
+// Attacks on the person's kill switch (pause.go, the extension's pause):
+// while paused, no client may get the debugger onto a tab, open, show or
+// close one, or run a command in a page, whichever door it knocks on.
+
+// pauser presses Pause and Resume fast, through a popup kept open, as a
+// person clicking the button does: a runtime message to the worker.
+type pauser struct {
+	u     *browsertest.User
+	popup string
+	sid   string
+}
+
+func newPauser(t *testing.T) *pauser {
+	t.Helper()
+	if env == nil {
+		browsertest.RequireChromium(t)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	u, err := env.User(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	popup, err := u.OpenPopup(ctx)
+	if err != nil {
+		u.Close()
+		t.Fatal(err)
+	}
+	res, err := u.Call(ctx, "Target.attachToTarget", map[string]any{"targetId": popup, "flatten": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pauser{u: u, popup: popup, sid: field(res, "sessionId")}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := p.set(ctx, false); err != nil {
+			// The popup may be gone: resume through a fresh one.
+			if err := u.Pause(ctx, false); err != nil {
+				t.Errorf("resuming after the test: %v", err)
+			}
+		}
+		u.CloseTab(ctx, popup)
+		u.Close()
+	})
+	return p
+}
+
+// set pauses or resumes and returns once the worker answered.
+func (p *pauser) set(ctx context.Context, on bool) error {
+	_, err := p.u.CallSession(ctx, p.sid, "Runtime.evaluate", map[string]any{
+		"expression":   fmt.Sprintf(`chrome.runtime.sendMessage({type: 'livetab.pause', paused: %v}).then((s) => s.paused)`, on),
+		"awaitPromise": true,
+	})
+	return err
+}
+
+// debugged lists the pages under a debugger as chrome.debugger sees them
+// (the extension's own attachments count), the popup itself left out.
+func (p *pauser) debugged(t *testing.T) []string {
+	t.Helper()
+	res, err := p.u.CallSession(context.Background(), p.sid, "Runtime.evaluate", map[string]any{
+		"expression":    `chrome.debugger.getTargets().then((ts) => ts.filter((x) => x.attached && x.type === 'page' && !x.url.startsWith('chrome-extension:')).map((x) => x.id))`,
+		"awaitPromise":  true,
+		"returnByValue": true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Result struct {
+			Value []string `json:"value"`
+		} `json:"result"`
+	}
+	if err := unmarshal(res, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Result.Value
+}
+
+// pages counts the pages Chrome has.
+func (p *pauser) pages(t *testing.T) int {
+	t.Helper()
+	ts, err := p.u.Targets(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, x := range ts {
+		if x.Type == "page" {
+			n++
+		}
+	}
+	return n
+}
+
+// An attach on its way to chrome.debugger when the person presses Pause
+// must not leave the debugger on the tab for the whole pause.
+func TestRedteamPauseDuringAttach(t *testing.T) {
+	p := newPauser(t)
+	raw := dialRaw(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for i := range 12 {
+		id, err := p.u.OpenTab(ctx, site.URL+"/form?attachrace")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The relay learns of the tab before the race starts.
+		if _, err := raw.call("", "Target.getTargetInfo", map[string]any{"targetId": id}); err != nil {
+			t.Fatal(err)
+		}
+		reply := make(chan rawMsg, 1)
+		go func() {
+			m, _ := raw.send("", "Target.attachToTarget", map[string]any{"targetId": id, "flatten": true})
+			reply <- m
+		}()
+		time.Sleep(time.Duration(i%4) * time.Millisecond)
+		if err := p.set(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		m := <-reply
+		time.Sleep(50 * time.Millisecond) // a detach on its way lands
+		if d := p.debugged(t); len(d) > 0 {
+			t.Errorf("round %d: the debugger stayed on the tab while paused (attach reply: error %v)", i, m.Error)
+		}
+		for _, ts := range env.Relay.Status().Tabs {
+			if ts.TargetID == id && ts.Attached {
+				t.Errorf("round %d: the relay thinks tab %d attached while paused", i, ts.TabID)
+			}
+		}
+		if err := p.set(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+		// After resume, a session the attach gave is either ended or
+		// works: never one whose commands find no debugger.
+		if m.Error == nil {
+			s := field(m.Result, "sessionId")
+			if r, err := raw.send(s, "Runtime.evaluate", map[string]any{"expression": "1"}); err != nil || r.Error != nil && !strings.Contains(r.Error.Message, "Session with given id not found") {
+				t.Errorf("round %d: after resume, the session of the raced attach: %v %+v", i, err, r.Error)
+			}
+		}
+		p.u.CloseTab(ctx, id)
+	}
+}
+
+// Every door a client has while paused: auto-attach, a browser session,
+// browser contexts, the Livetab domain, a session from before the pause,
+// Chrome's child session ids. Each answers with the pause error at once,
+// and no tab gets the debugger, opens or closes.
+func TestRedteamPauseEveryDoor(t *testing.T) {
+	raw := dialRaw(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// A client on a page with a cross-origin iframe before the pause.
+	raw.must("", "Target.setAutoAttach", map[string]any{"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": false})
+	tid := field(raw.must("", "Target.createTarget", map[string]any{"url": site.URL + "/frames"}), "targetId")
+	sid := field(raw.must("", "Target.attachToTarget", map[string]any{"targetId": tid, "flatten": true}), "sessionId")
+	raw.must(sid, "Page.enable", nil)
+	raw.must(sid, "Target.setAutoAttach", map[string]any{"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": false})
+	raw.must(sid, "Page.reload", nil)
+	raw.must(sid, "Runtime.evaluate", map[string]any{"expression": "1"})
+	var childSID string
+	for deadline := time.Now().Add(10 * time.Second); childSID == "" && time.Now().Before(deadline); {
+		raw.mu.Lock()
+		for _, e := range raw.events {
+			if e.Method == "Target.attachedToTarget" && strings.Contains(string(e.Params), `"type":"iframe"`) {
+				childSID = field(e.Params, "sessionId")
+			}
+		}
+		raw.mu.Unlock()
+		time.Sleep(50 * time.Millisecond)
+	}
+	if childSID == "" {
+		t.Log("no child session of the cross-origin iframe: that door is not tried")
+	}
+	// A person's tab, which no client has touched.
+	p := newPauser(t)
+	person, err := p.u.OpenTab(ctx, site.URL+"/form?person")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.u.CloseTab(context.Background(), person) })
+
+	if err := p.set(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	before := p.pages(t)
+
+	refused := func(session, method string, params any) {
+		t.Helper()
+		start := time.Now()
+		m, err := raw.send(session, method, params)
+		if err != nil {
+			t.Errorf("%s while paused: %v", method, err)
+			return
+		}
+		if m.Error == nil || !strings.Contains(m.Error.Message, wire.PausedMessage) {
+			t.Errorf("%s (session %q) while paused: %s %v, want the pause error", method, session, m.Result, m.Error)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s while paused took %v", method, d)
+		}
+	}
+	// Auto-attach announces sessions, but none may run a command.
+	autoBefore := len(raw.events)
+	raw.must("", "Target.setAutoAttach", map[string]any{"autoAttach": false, "flatten": true, "waitForDebuggerOnStart": false})
+	raw.must("", "Target.setAutoAttach", map[string]any{"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": true})
+	raw.mu.Lock()
+	var autos []string
+	for _, e := range raw.events[autoBefore:] {
+		if e.Method == "Target.attachedToTarget" {
+			autos = append(autos, field(e.Params, "sessionId"))
+		}
+	}
+	raw.mu.Unlock()
+	if len(autos) == 0 {
+		t.Error("auto-attach while paused announced no tab at all; the door is not tried")
+	}
+	for _, s := range autos {
+		refused(s, "Runtime.runIfWaitingForDebugger", nil)
+		refused(s, "Runtime.evaluate", map[string]any{"expression": "document.title"})
+	}
+	// The browser level.
+	refused("", "Target.attachToTarget", map[string]any{"targetId": person, "flatten": true})
+	refused("", "Target.createTarget", map[string]any{"url": "about:blank"})
+	refused("", "Target.activateTarget", map[string]any{"targetId": person})
+	refused("", "Livetab.closeTab", map[string]any{"targetId": person})
+	bc := field(raw.must("", "Target.createBrowserContext", nil), "browserContextId")
+	refused("", "Target.createTarget", map[string]any{"url": "about:blank", "browserContextId": bc})
+	// A browser session.
+	bs := field(raw.must("", "Target.attachToBrowserTarget", nil), "sessionId")
+	refused(bs, "Target.attachToTarget", map[string]any{"targetId": person, "flatten": true})
+	refused(bs, "Target.createTarget", map[string]any{"url": "about:blank"})
+	refused(bs, "Livetab.closeTab", map[string]any{"targetId": person})
+	// The session of before the pause, and its target-level commands.
+	refused(sid, "Runtime.evaluate", map[string]any{"expression": "1"})
+	refused(sid, "Page.navigate", map[string]any{"url": site.URL + "/form"})
+	refused(sid, "Target.createTarget", map[string]any{"url": "about:blank"})
+	refused(sid, "Target.attachToTarget", map[string]any{"targetId": person, "flatten": true})
+	refused(sid, "Livetab.closeTab", map[string]any{"targetId": person})
+	refused(sid, "Browser.getVersion", nil)
+	if childSID != "" {
+		refused(childSID, "Runtime.evaluate", map[string]any{"expression": "1"})
+		refused(childSID, "Target.createTarget", map[string]any{"url": "about:blank"})
+	}
+	// What needs no tab still works.
+	raw.must("", "Target.getTargets", nil)
+	raw.must("", "Livetab.getActiveTab", nil)
+	raw.must("", "Livetab.keepTab", map[string]any{"targetId": tid})
+
+	if d := p.debugged(t); len(d) > 0 {
+		t.Errorf("tabs under the debugger while paused: %v", d)
+	}
+	if after := p.pages(t); after != before {
+		t.Errorf("%d pages while paused, %d before: one opened or closed", after, before)
+	}
+	// The kept tab is the person's now; close it as they would.
+	p.u.CloseTab(ctx, tid)
+}
