@@ -1,6 +1,8 @@
 package extcdp
 
 import (
+	"strings"
+
 	"github.com/chromedp/cdproto"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 
@@ -80,4 +82,14 @@ var needsTab = map[cdproto.MethodType]bool{
 	cdproto.CommandTargetCreateTarget:   true,
 	cdproto.CommandTargetActivateTarget: true,
 	livetabcdp.CommandCloseTab:          true,
+}
+
+// pausedError is the error of a command that was in the page when the
+// person paused: Chrome says only "Detached while handling command", and
+// the program should hear why.
+func (r *Relay) pausedError(e *cdproto.Error) *cdproto.Error {
+	if !r.isPaused() || strings.Contains(e.Message, wire.PausedMessage) {
+		return e
+	}
+	return &cdproto.Error{Code: e.Code, Message: wire.PausedMessage + " (" + e.Message + ")"}
 }

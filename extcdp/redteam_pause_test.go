@@ -271,3 +271,105 @@ func TestRedteamPauseEveryDoor(t *testing.T) {
 	// The kept tab is the person's now; close it as they would.
 	p.u.CloseTab(ctx, tid)
 }
+
+// A command the page is still running when the person pauses fails within
+// a bound: the pause does not leave it waiting for its page.
+func TestRedteamPauseDuringCommand(t *testing.T) {
+	raw := dialRaw(t)
+	tid := field(raw.must("", "Target.createTarget", map[string]any{"url": site.URL + "/form?inflight"}), "targetId")
+	sid := field(raw.must("", "Target.attachToTarget", map[string]any{"targetId": tid, "flatten": true}), "sessionId")
+	raw.must(sid, "Runtime.evaluate", map[string]any{"expression": "1"})
+	p := newPauser(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	reply := make(chan rawMsg, 1)
+	go func() {
+		m, _ := raw.send(sid, "Runtime.evaluate", map[string]any{"expression": "new Promise((r) => setTimeout(r, 15000))", "awaitPromise": true})
+		reply <- m
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if err := p.set(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-reply:
+		if m.Error == nil || !strings.Contains(m.Error.Message, wire.PausedMessage) {
+			t.Errorf("the command in flight at the pause: %s %+v, want the pause error", m.Result, m.Error)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("a command in flight at the pause was not answered within 3 s of it")
+	}
+}
+
+// The person pressing Pause and Resume twice, fast, while a program works:
+// every command is answered within a bound, the relay ends in the
+// extension's state, and after the last Resume a program works again.
+func TestRedteamPauseFlapping(t *testing.T) {
+	p := newPauser(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	raw := dialRaw(t)
+	raw.bound = 5 * time.Second
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		// A program that keeps opening a tab and running in it.
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			m, err := raw.send("", "Target.createTarget", map[string]any{"url": "about:blank"})
+			if err != nil {
+				done <- err
+				return
+			}
+			if m.Error != nil {
+				continue
+			}
+			tid := field(m.Result, "targetId")
+			if m, err = raw.send("", "Target.attachToTarget", map[string]any{"targetId": tid, "flatten": true}); err != nil {
+				done <- err
+				return
+			}
+			if m.Error == nil {
+				if _, err := raw.send(field(m.Result, "sessionId"), "Runtime.evaluate", map[string]any{"expression": "1"}); err != nil {
+					done <- err
+					return
+				}
+			}
+			if _, err := raw.send("", "Target.closeTarget", map[string]any{"targetId": tid}); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	for _, on := range []bool{true, true, false, false, true, false, true, false} {
+		go p.set(ctx, on) // not waited for: the clicks overlap
+		time.Sleep(time.Duration(5+len(raw.events)%7) * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	// The last click wins, on both sides.
+	if err := p.set(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatalf("the program hung through the flapping: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if env.Relay.Status().Paused {
+		t.Fatal("the relay still thinks paused after the last Resume")
+	}
+	tid := field(raw.must("", "Target.createTarget", map[string]any{"url": "about:blank"}), "targetId")
+	sid := field(raw.must("", "Target.attachToTarget", map[string]any{"targetId": tid, "flatten": true}), "sessionId")
+	if v := raw.must(sid, "Runtime.evaluate", map[string]any{"expression": "40 + 2"}); !strings.Contains(string(v), "42") {
+		t.Errorf("after the flapping: %s", v)
+	}
+	raw.must("", "Target.closeTarget", map[string]any{"targetId": tid})
+	if d := p.debugged(t); len(d) > 0 {
+		t.Errorf("after the program closed its tabs, still under the debugger: %v", d)
+	}
+}
