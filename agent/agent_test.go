@@ -113,7 +113,7 @@ func TestToolsMatchGolden(t *testing.T) {
 	if err := json.Unmarshal(b, &golden); err != nil {
 		t.Fatal(err)
 	}
-	got := listed(t, connect(t, newServer(t, Options{})))
+	got := listed(t, connect(t, newServer(t, Options{Policy: &policy.Policy{AllowEval: true}})))
 	var want []string
 	for _, g := range golden {
 		name := g["name"].(string)
@@ -151,6 +151,27 @@ func TestToolsMatchGolden(t *testing.T) {
 	}
 }
 
+// Tools the policy turns off are not listed, and no description repeats
+// what the server's instructions say once.
+func TestToolsListedByPolicy(t *testing.T) {
+	off := listed(t, connect(t, newServer(t, Options{})))
+	on := listed(t, connect(t, newServer(t, Options{Policy: &policy.Policy{AllowEval: true}})))
+	if off["browser_eval"] != nil || on["browser_eval"] == nil {
+		t.Errorf("browser_eval listed with eval off: %v, with eval on: %v", off["browser_eval"] != nil, on["browser_eval"] != nil)
+	}
+	if len(on) != len(off)+1 {
+		t.Errorf("%d tools with eval on, %d with it off", len(on), len(off))
+	}
+	if !strings.Contains(Instructions, "reconnecting or disconnected") || !strings.Contains(Instructions, "policy") {
+		t.Errorf("the instructions lack the retry note:\n%s", Instructions)
+	}
+	for name, tool := range on {
+		if d, _ := tool["description"].(string); strings.Contains(d, "reconnecting") || strings.Contains(d, "is final") {
+			t.Errorf("%s repeats the instructions' notes: %s", name, d)
+		}
+	}
+}
+
 var update = flag.Bool("update", false, "rewrite testdata/tools.golden.json with the tools served now")
 
 // writeGolden writes what tools/list serves now, in the golden file's form:
@@ -158,7 +179,7 @@ var update = flag.Bool("update", false, "rewrite testdata/tools.golden.json with
 // required lists of output schemas that allRequired checks.
 func writeGolden(t *testing.T) {
 	t.Helper()
-	got := listed(t, connect(t, newServer(t, Options{})))
+	got := listed(t, connect(t, newServer(t, Options{Policy: &policy.Policy{AllowEval: true}})))
 	var out []map[string]any
 	for _, name := range slices.Sorted(maps.Keys(got)) {
 		tool := got[name]

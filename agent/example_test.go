@@ -105,7 +105,6 @@ func ExampleServer_AddTools() {
 	// browser_click
 	// browser_dialog
 	// browser_drag
-	// browser_eval
 	// browser_fill_form
 	// browser_find
 	// browser_hover

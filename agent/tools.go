@@ -13,9 +13,6 @@ import (
 	"github.com/livetab/livetab/page"
 )
 
-// retryNote ends every tool's description.
-const retryNote = " If it fails because the livetab extension is reconnecting or disconnected, retry the same call. A denial by livetab's policy is final."
-
 // toolNotes add to page's descriptions what a model needs over MCP.
 var toolNotes = map[string]string{
 	"browser_snapshot":   " Indexes stay valid until the next snapshot or navigation of the tab.",
@@ -27,7 +24,7 @@ var toolNotes = map[string]string{
 	"browser_drag":       " Takes indexes from the latest browser_snapshot.",
 	"browser_fill_form":  " Takes indexes from the latest browser_snapshot or browser_find. Files are taken in the person's upload directory, as browser_upload takes them.",
 	"browser_navigate":   " Only the domains the person allowed can be loaded; take a snapshot afterwards.",
-	"browser_eval":       " Off unless the person allowed JavaScript (--allow-eval); prefer the snapshot, read and action tools.",
+	"browser_eval":       " Prefer the snapshot, find, read and action tools.",
 	"browser_screenshot": " The image comes back as image content.",
 }
 
@@ -61,30 +58,37 @@ func (s *Server) AddTools(srv *mcp.Server) {
 	addPageTool[page.DragArgs](s, srv, desc)
 	addTool(s, srv, &mcp.Tool{
 		Name:        "browser_fill_form",
-		Description: desc["browser_fill_form"] + toolNotes["browser_fill_form"] + retryNote,
+		Description: desc["browser_fill_form"] + toolNotes["browser_fill_form"],
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)},
 	}, nil, s.fillFormTool)
 	addPageTool[page.WaitArgs](s, srv, desc)
-	addPageTool[page.ReadArgs](s, srv, desc)
-	addPageTool[page.EvalArgs](s, srv, desc)
+	addTool(s, srv, &mcp.Tool{
+		Name:        "browser_read",
+		Description: desc["browser_read"] + s.readNote(),
+		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true), ReadOnlyHint: true},
+	}, nil, s.readTool)
+	if s.pol.AllowEval {
+		// Off, it is not listed: a model should not plan with it.
+		addPageTool[page.EvalArgs](s, srv, desc)
+	}
 	addPageTool[page.DialogArgs](s, srv, desc)
 	addPageTool[page.ScreenshotArgs](s, srv, desc)
 	addTool(s, srv, &mcp.Tool{
 		Name: "browser_tabs",
 		Description: "List, open, switch to or close tabs. The agent sees only the tabs it opened and the tabs the person shared in the livetab extension's popup; ask the person to share a tab you need. " +
-			"Take a snapshot after switching. Closing a shared tab only lets go of it; it stays open for the person." + retryNote,
+			"Take a snapshot after switching. Closing a shared tab only lets go of it; it stays open for the person.",
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)},
 	}, reflect.TypeFor[tabsOutput](), s.tabsTool)
 	addTool(s, srv, &mcp.Tool{
 		Name: "browser_capture",
 		Description: "Save the media behind an element (an image, video, audio or canvas; a download link or button) or a URL the page can fetch, into the person's download directory. " +
-			"Returns the file's path, MIME type, size and SHA-256, and the image itself when it is small. Takes an index from the latest browser_snapshot." + retryNote,
+			"Returns the file's path, MIME type, size and SHA-256, and the image itself when it is small. Takes an index from the latest browser_snapshot.",
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)},
 	}, reflect.TypeFor[captureOutput](), s.captureTool)
 	addTool(s, srv, &mcp.Tool{
 		Name: "browser_upload",
 		Description: "Put files into a file input (or drop them onto a drop zone, or paste them) as a person choosing files would. Only files in the person's upload directory can be sent; " +
-			"a relative path is taken in that directory, so a file browser_capture saved can be uploaded by its name. Takes an index from the latest browser_snapshot." + retryNote,
+			"a relative path is taken in that directory, so a file browser_capture saved can be uploaded by its name. Takes an index from the latest browser_snapshot.",
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)},
 	}, reflect.TypeFor[uploadOutput](), s.uploadTool)
 }
@@ -113,7 +117,7 @@ func addPageTool[A page.ToolArgs](s *Server, srv *mcp.Server, desc map[string]st
 	if readOnlyTools[name] {
 		ann.ReadOnlyHint = true
 	}
-	addTool(s, srv, &mcp.Tool{Name: name, Description: desc[name] + toolNotes[name] + retryNote, Annotations: ann}, nil,
+	addTool(s, srv, &mcp.Tool{Name: name, Description: desc[name] + toolNotes[name], Annotations: ann}, nil,
 		func(ctx context.Context, a A, _ *toolOut) (page.Result, error) {
 			pg, err := s.page(ctx)
 			if err != nil {
@@ -194,4 +198,46 @@ func addTool[In any](s *Server, srv *mcp.Server, t *mcp.Tool, out reflect.Type, 
 		}
 		return r, structured, nil
 	})
+}
+
+// ReadMargin is what browser_read leaves of the policy's MaxPageText for
+// the lines around the content (the URL, the title, the paging note): a
+// page of content is at most MaxPageText - ReadMargin characters, so that
+// the policy's cut never takes the note that says where to read on.
+const ReadMargin = 2000
+
+// readMax is the most characters one browser_read returns under the
+// policy; 0 when there is no cap.
+func (s *Server) readMax() int {
+	if s.pol.MaxPageText <= 0 {
+		return 0
+	}
+	return max(s.pol.MaxPageText-ReadMargin, 100)
+}
+
+func (s *Server) readNote() string {
+	if m := s.readMax(); m > 0 {
+		return fmt.Sprintf(" Here at most %d characters a call (the person's --max-page-text is %d); read on with the offset.", m, s.pol.MaxPageText)
+	}
+	return ""
+}
+
+func (s *Server) readTool(ctx context.Context, a page.ReadArgs, _ *toolOut) (page.Result, error) {
+	pg, err := s.page(ctx)
+	if err != nil {
+		return page.Result{}, err
+	}
+	want := a.MaxChars
+	if want <= 0 {
+		want = page.DefaultMaxChars
+	}
+	m := s.readMax()
+	if m > 0 && want > m {
+		a.MaxChars = m
+	}
+	res, err := pg.Run(ctx, a)
+	if err == nil && !res.IsError && a.MaxChars != want && a.MaxChars > 0 {
+		res.Text += fmt.Sprintf("\n(max_chars %d was lowered to %d: the person's --max-page-text caps a result at %d characters)", want, a.MaxChars, s.pol.MaxPageText)
+	}
+	return res, err
 }

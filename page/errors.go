@@ -15,7 +15,8 @@ var (
 	ErrStaleElement = errors.New("stale element index")
 	// ErrNoSnapshot: an index was used before any snapshot of this tab.
 	ErrNoSnapshot = errors.New("no snapshot yet")
-	// ErrNotFound: a CSS selector matched nothing.
+	// ErrNotFound: a CSS selector matched nothing, or an index was never
+	// given out by the tab's last snapshot (or the searches since).
 	ErrNotFound = errors.New("element not found")
 	// ErrNotVisible: the element is hidden or cannot be scrolled into view.
 	ErrNotVisible = errors.New("element not visible")
@@ -56,7 +57,7 @@ func (e *ElementError) sentinel() error {
 		return ErrStaleElement
 	case "nosnapshot":
 		return ErrNoSnapshot
-	case "notfound":
+	case "notfound", "unknown":
 		return ErrNotFound
 	case "hidden", "offscreen":
 		return ErrNotVisible
@@ -79,6 +80,8 @@ func (e *ElementError) Error() string {
 		hint = "take a new snapshot and use its indexes"
 	case "notfound":
 		hint = "check the selector, or take a snapshot and use an element index"
+	case "unknown":
+		hint = "use an index the snapshot listed, or find the element with browser_find"
 	case "badselector":
 		hint = "fix the CSS selector"
 	case "hidden", "offscreen":

@@ -181,6 +181,12 @@ func (a *action) find(opts FindOptions) (*Found, error) {
 		t.mu.Unlock()
 		return nil, fmt.Errorf("%w: the page navigated during the search; search again", ErrNavigated)
 	}
+	state.issued = len(state.elements)
+	if prev != nil {
+		if prev.issued > state.issued {
+			state.issued = prev.issued
+		}
+	}
 	t.snap = state
 	t.mu.Unlock()
 	f.Took = time.Since(start)

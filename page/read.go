@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/runtime"
@@ -16,16 +17,25 @@ import (
 type ReadOptions struct {
 	Format   string // "markdown" (default) or "text"
 	Ref      Ref    // one element; zero for the whole page
-	MaxChars int    // cap on the content; default DefaultMaxChars
+	MaxChars int    // characters to return; default DefaultMaxChars
+	Offset   int    // characters of the content to skip: where the last page ended (Content.Next)
 }
 
-// Content is page content read for a model. It is untrusted: it comes from
-// the page.
+// maxReadAll caps the content a read converts, for its total length and
+// the pages after the first.
+const maxReadAll = 4 << 20
+
+// Content is page content read for a model, one page of it at a time. It
+// is untrusted: it comes from the page.
 type Content struct {
 	URL       string
 	Title     string
-	Text      string
-	Truncated bool
+	Text      string // characters Offset to Offset+len(Text) of the content
+	Offset    int    // where Text starts in the content, in characters (Unicode code points)
+	Total     int    // the content's length in characters
+	Next      int    // the offset that reads on after Text; 0 at the end
+	Truncated bool   // the content goes on after Text (Next is set)
+	AtLeast   bool   // the content is longer than Total, which is the most a read converts
 }
 
 // Read returns the content of the page, or of one element, as Markdown
@@ -53,7 +63,10 @@ func (a *action) read(o ReadOptions) (*Content, error) {
 		o.MaxChars = DefaultMaxChars
 	}
 	s := a.t.libs.main
-	q := map[string]any{"format": o.Format, "max": o.MaxChars}
+	if o.Offset < 0 {
+		return nil, fmt.Errorf("%w: offset %d is negative", ErrUnsupported, o.Offset)
+	}
+	q := map[string]any{"format": o.Format, "max": maxReadAll}
 	if !o.Ref.IsZero() {
 		rs, jsref, err := a.route(o.Ref)
 		if err != nil {
@@ -73,15 +86,53 @@ func (a *action) read(o ReadOptions) (*Content, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Content{URL: pi.URL, Title: pi.Title, Text: r.Content, Truncated: r.Truncated}, nil
+	c := &Content{URL: pi.URL, Title: pi.Title, AtLeast: r.Truncated}
+	c.page([]rune(r.Content), o.Offset, o.MaxChars)
+	return c, nil
+}
+
+// page sets c to the max characters of all from off, ending at a line or
+// word break when one is near the end.
+func (c *Content) page(all []rune, off, max int) {
+	c.Total = len(all)
+	c.Offset = min(off, c.Total)
+	end := min(c.Offset+max, c.Total)
+	if end < c.Total {
+		floor := c.Offset + max*4/5
+		cut := -1
+		for _, sep := range []rune{'\n', ' '} {
+			for i := end - 1; i > floor && cut < 0; i-- {
+				if all[i] == sep {
+					cut = i + 1
+				}
+			}
+		}
+		if cut > 0 {
+			end = cut
+		}
+		c.Next, c.Truncated = end, true
+	}
+	c.Text = string(all[c.Offset:end])
 }
 
 // String is the content in a page-content block, ready for a model.
 func (c *Content) String() string {
 	s := fmt.Sprintf("url: %s\ntitle: %s\n\n%s", c.URL, strconv.Quote(c.Title), c.Text)
-	out := untrustedNote + "\n" + wrapUntrusted(s)
-	if c.Truncated {
-		out += fmt.Sprintf("\n(cut at %d characters; read one element, or ask for more)", len(c.Text))
+	out := untrustedNote + "\n" + wrapUntrusted(s) + "\n"
+	total := strconv.Itoa(c.Total)
+	if c.AtLeast {
+		total = "more than " + total
+	}
+	end := c.Offset + utf8.RuneCountInString(c.Text)
+	switch {
+	case c.Offset >= c.Total && c.Total > 0:
+		out += fmt.Sprintf("(offset %d is past the end: the content has %s characters)", c.Offset, total)
+	case c.Truncated:
+		out += fmt.Sprintf("(characters %d to %d of %s; read on with offset=%d)", c.Offset, end, total, c.Next)
+	case c.Offset > 0:
+		out += fmt.Sprintf("(characters %d to %d of %s: the end)", c.Offset, end, total)
+	default:
+		out += fmt.Sprintf("(all %s characters)", total)
 	}
 	return out
 }

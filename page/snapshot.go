@@ -122,6 +122,7 @@ type snapState struct {
 	navSeq   uint64
 	elements []Element
 	sessions map[int]*session // frame index -> session of a cross-origin frame
+	issued   int              // the highest index given out on this document, by this state or those before it
 }
 
 type jsElement struct {
@@ -307,6 +308,12 @@ func (a *action) snapshot(opts SnapshotOptions) (*Snapshot, error) {
 	}
 	state.elements = snap.Elements
 	t.mu.Lock()
+	state.issued = len(state.elements)
+	if prev := t.snap; prev != nil && prev.navSeq == state.navSeq {
+		if prev.issued > state.issued {
+			state.issued = prev.issued
+		}
+	}
 	t.snap = state
 	t.mu.Unlock()
 	snap.Took = time.Since(start)
@@ -500,8 +507,12 @@ func (a *action) route(ref Ref) (*session, any, error) {
 	if st.navSeq != t.navSeq {
 		return nil, nil, &ElementError{Ref: ref, Code: "stale", Msg: "the page navigated since the snapshot"}
 	}
+	if ref.Index > len(st.elements) && ref.Index <= st.issued {
+		return nil, nil, &ElementError{Ref: ref, Code: "stale", Msg: fmt.Sprintf("index %d belongs to an earlier snapshot or search; the last snapshot has elements 1 to %d", ref.Index, len(st.elements))}
+	}
 	if ref.Index > len(st.elements) {
-		return nil, nil, &ElementError{Ref: ref, Code: "stale", Msg: fmt.Sprintf("the last snapshot has elements 1 to %d", len(st.elements))}
+		// Never given out, rather than gone: say so.
+		return nil, nil, &ElementError{Ref: ref, Code: "unknown", Msg: fmt.Sprintf("no element has index %d; the last snapshot and searches gave out 1 to %d", ref.Index, len(st.elements))}
 	}
 	jsref := map[string]any{"i": ref.Index, "g": st.gen}
 	e := st.elements[ref.Index-1]

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 
@@ -46,6 +47,15 @@ func testServer() *httptest.Server {
 			fmt.Fprintf(&b, `<div><button>Action button number %d with a longish label</button> <span>text %d</span></div>`, i, i)
 		}
 		b.WriteString(`</body></html>`)
+		fmt.Fprint(w, b.String())
+	})
+	mux.HandleFunc("/article", func(w http.ResponseWriter, r *http.Request) {
+		var b strings.Builder
+		b.WriteString(`<!doctype html><html><head><meta charset="utf-8"><title>Article</title></head><body><h1>A long article</h1>`)
+		for i := 1; b.Len() < 50_000; i++ {
+			fmt.Fprintf(&b, "<p>Paragraph %d: the quick brown fox — «renard» — jumps over the lazy dog, again and again.</p>\n", i)
+		}
+		b.WriteString(`<p>THE END</p></body></html>`)
 		fmt.Fprint(w, b.String())
 	})
 	mux.HandleFunc("/buttons", func(w http.ResponseWriter, r *http.Request) {
@@ -110,6 +120,7 @@ func runSuite(t *testing.T, newTab func(t *testing.T) context.Context) {
 		{"FillForm", testFillForm},
 		{"Wait", testWait},
 		{"Read", testRead},
+		{"ReadPages", testReadPages},
 		{"Evaluate", testEvaluate},
 		{"Navigation", testNavigation},
 		{"DialogAsk", testDialogAsk},
@@ -780,7 +791,9 @@ func testErrors(t *testing.T, s *suite) {
 	alpha := page.Index(find(t, snap, "button", "Alpha").Index)
 	beta := page.Index(find(t, snap, "button", "Beta").Index)
 	gamma := page.Index(find(t, snap, "button", "Gamma").Index)
-	if err := p.Click(ctx, page.Index(99), page.ClickOptions{}); !errors.Is(err, page.ErrStaleElement) || !strings.Contains(err.Error(), "snapshot") {
+	// An index never given out is unknown, not stale.
+	if err := p.Click(ctx, page.Index(99), page.ClickOptions{}); !errors.Is(err, page.ErrNotFound) || errors.Is(err, page.ErrStaleElement) ||
+		!strings.Contains(err.Error(), "no element has index 99") || strings.Contains(err.Error(), "stale") {
 		t.Errorf("unknown index: %v", err)
 	}
 	if err := p.Click(ctx, page.Index(find(t, snap, "button", "Delta").Index), page.ClickOptions{}); !errors.Is(err, page.ErrDisabled) {
@@ -1345,5 +1358,52 @@ func testFillForm(t *testing.T, s *suite) {
 	want := `Thanks {"name":"Ada Lovelace","email":"ada@example.com","pw":"s3cret!","bio":"Analyst","country":"jp","plan":"pro","terms":"on","photo":"photo.png:16"}`
 	if got != want {
 		t.Errorf("the page got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// testReadPages reads a 50 KB article page by page with the offsets the
+// results give, and gets all of it, once.
+func testReadPages(t *testing.T, s *suite) {
+	p, ctx := s.open(t, "/article")
+	all, err := p.Read(ctx, page.ReadOptions{MaxChars: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.Truncated || all.Total < 40_000 || !strings.HasSuffix(strings.TrimSpace(all.Text), "THE END") || !strings.Contains(all.String(), fmt.Sprintf("(all %d characters)", all.Total)) {
+		t.Fatalf("the whole article: %d characters, truncated %v, ends %q", all.Total, all.Truncated, all.Text[max(0, len(all.Text)-40):])
+	}
+	var got strings.Builder
+	off, pages := 0, 0
+	for {
+		c, err := p.Read(ctx, page.ReadOptions{Offset: off})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if c.Offset != off || c.Total != all.Total || utf8.RuneCountInString(c.Text) > page.DefaultMaxChars {
+			t.Fatalf("page %d: offset %d (asked %d), total %d, %d characters", pages, c.Offset, off, c.Total, utf8.RuneCountInString(c.Text))
+		}
+		got.WriteString(c.Text)
+		if !c.Truncated {
+			if !strings.Contains(c.String(), "the end)") {
+				t.Errorf("the last page does not say it is the end:\n%s", c.String()[max(0, len(c.String())-200):])
+			}
+			break
+		}
+		hint := fmt.Sprintf("of %d; read on with offset=%d)", all.Total, c.Next)
+		if !strings.Contains(c.String(), hint) {
+			t.Fatalf("page %d lacks %q:\n%s", pages, hint, c.String()[max(0, len(c.String())-200):])
+		}
+		off = c.Next
+		if pages > 10 {
+			t.Fatal("too many pages")
+		}
+	}
+	if pages < 3 || got.String() != all.Text {
+		t.Errorf("%d pages; together equal to one read: %v", pages, got.String() == all.Text)
+	}
+	past, err := p.Read(ctx, page.ReadOptions{Offset: all.Total + 5})
+	if err != nil || past.Text != "" || !strings.Contains(past.String(), "past the end") {
+		t.Errorf("a read past the end: %v %q", err, past.String())
 	}
 }

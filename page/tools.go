@@ -149,7 +149,8 @@ type WaitArgs struct {
 type ReadArgs struct {
 	RefArgs
 	Format   string `json:"format,omitempty" schema:"enum=markdown|text default=markdown"`
-	MaxChars int    `json:"max_chars,omitempty" schema:"minimum=100 default=20000"` // DefaultMaxChars
+	MaxChars int    `json:"max_chars,omitempty" jsonschema:"Characters to return." schema:"minimum=100 default=20000"` // DefaultMaxChars
+	Offset   int    `json:"offset,omitempty" jsonschema:"Characters to skip: the offset the last result said to read on with." schema:"minimum=0"`
 }
 
 // EvalArgs are the arguments of browser_eval.
@@ -226,7 +227,7 @@ var toolDefs = []toolDef{
 	def[DragArgs]("Drag one element onto another with the real mouse (also HTML5 drag and drop)."),
 	def[FillFormArgs]("Fill many form fields in one call — text fields, selects, checkboxes, radio buttons, file inputs — each by index or selector, then optionally click the submit button. A field that fails does not stop the others; the result lists what each field holds now, or why it failed (the submit click is skipped then)."),
 	def[WaitArgs]("Wait until text appears, an element appears or goes away, or the network is idle."),
-	def[ReadArgs]("Read the page, or one element, as Markdown or plain text."),
+	def[ReadArgs]("Read the page, or one element, as Markdown or plain text, max_chars characters at a time (20000 by default). The result gives the content's total length and, when there is more, the offset to read on with."),
 	def[EvalArgs]("Run a JavaScript expression in the page and return its JSON result (promises are awaited)."),
 	def[DialogArgs]("Accept or dismiss the JavaScript dialog (alert, confirm, prompt) that blocks the page."),
 	def[TabsArgs]("List, open, switch to or close tabs."),
@@ -447,7 +448,7 @@ func (a WaitArgs) run(ctx context.Context, p *Page) (Result, error) {
 }
 
 func (a ReadArgs) run(ctx context.Context, p *Page) (Result, error) {
-	c, err := p.Read(ctx, ReadOptions{Format: a.Format, Ref: a.Ref(), MaxChars: a.MaxChars})
+	c, err := p.Read(ctx, ReadOptions{Format: a.Format, Ref: a.Ref(), MaxChars: a.MaxChars, Offset: a.Offset})
 	if err != nil {
 		return Result{}, err
 	}

@@ -79,7 +79,7 @@ func TestRender(t *testing.T) {
 
 func TestElementError(t *testing.T) {
 	for code, want := range map[string]error{
-		"stale": ErrStaleElement, "detached": ErrStaleElement, "covered": ErrCovered,
+		"stale": ErrStaleElement, "detached": ErrStaleElement, "covered": ErrCovered, "unknown": ErrNotFound,
 		"hidden": ErrNotVisible, "disabled": ErrDisabled, "notfound": ErrNotFound, "noteditable": ErrUnsupported,
 	} {
 		err := error(&ElementError{Ref: Index(3), Code: code, Msg: "m"})

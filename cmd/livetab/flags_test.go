@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/livetab/livetab/agent"
+	"github.com/livetab/livetab/page"
 )
 
 // livetab mcp's flags are one table: its -h, the command's doc (main.go)
@@ -36,6 +40,26 @@ func TestMCPFlagsDocumented(t *testing.T) {
 			}
 		}
 	})
+	// The read budget and its cap, said the same way as browser_read's
+	// description says them.
+	for _, want := range []string{
+		fmt.Sprintf("browser_read returns %d characters a call by default", page.DefaultMaxChars),
+		fmt.Sprintf("at most this cap less %d", agent.ReadMargin),
+		"(default 40000)",
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(help.String()), " "), want) {
+			t.Errorf("mcp -h does not say %q:\n%s", want, help.String())
+		}
+	}
+	var desc string
+	for _, tool := range page.Tools() {
+		if tool.Name == "browser_read" {
+			desc = tool.Description
+		}
+	}
+	if !strings.Contains(desc, fmt.Sprintf("(%d by default)", page.DefaultMaxChars)) {
+		t.Errorf("browser_read's description does not give the default %d: %s", page.DefaultMaxChars, desc)
+	}
 	if !strings.Contains(help.String(), "--allow-domain entry that names a loopback") {
 		t.Errorf("mcp -h does not say that --allow-domain 127.0.0.1 allows that host:\n%s", help.String())
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/livetab/livetab/agent"
 	"github.com/livetab/livetab/bridge"
 	"github.com/livetab/livetab/extcdp"
+	"github.com/livetab/livetab/page"
 	"github.com/livetab/livetab/policy"
 )
 
@@ -28,6 +29,10 @@ func mcpFlags() (fs *flag.FlagSet, launch *launchMode, chrome *string, pf *polic
 	fs.Var(launch, "launch", "start a Chromium with a fresh profile and the extension, instead of using your Chrome; --launch=headless without a window")
 	chrome = fs.String("chrome", "", "the Chromium `binary` for --launch (default: $LIVETAB_CHROME, else found on the system)")
 	pf = policy.RegisterFlags(fs)
+	if f := fs.Lookup("max-page-text"); f != nil {
+		f.Usage = fmt.Sprintf("cap on the `characters` of one tool result (about 4 per token); browser_read returns %d characters a call by default, "+
+			"at most this cap less %d, and reads on from the offset its result gives; 0: no cap", page.DefaultMaxChars, agent.ReadMargin)
+	}
 	return fs, launch, chrome, pf
 }
 
