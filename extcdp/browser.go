@@ -353,8 +353,15 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 	}
 	// Not cancelled with the client: a tab Chrome opens must be known, to
 	// be closed below should the client be gone by then. Left to itself it
-	// would be nobody's, and everybody's.
-	octx, ocancel := context.WithTimeout(context.WithoutCancel(ctx), clientTimeout)
+	// would be nobody's, and everybody's. It is the relay's work, so that
+	// Close waits for it (within its grace) rather than leave it waiting,
+	// or the tab open.
+	if !r.addWork() {
+		c.failErr(m.ID, sid, ErrRelayClosed)
+		return
+	}
+	defer r.work.Done()
+	octx, ocancel := context.WithTimeout(r.ctx, clientTimeout)
 	defer ocancel()
 	res, err := r.b.Call(octx, wire.CreateTab, 0, wire.CreateTabParams{
 		URL:       p.URL,
@@ -372,11 +379,10 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 	}
 	r.mu.Lock()
 	if c.ctx.Err() != nil {
-		// Closed meanwhile: Client.Close did not know this tab.
+		// Closed meanwhile: Client.Close did not know this tab. Closed
+		// here, not by goWork, which a closing relay no longer runs.
 		r.mu.Unlock()
-		r.goWork(clientTimeout, func(ctx context.Context) {
-			r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: ti.TabID})
-		})
+		r.b.Call(octx, wire.CloseTab, 0, wire.TabParams{TabID: ti.TabID})
 		return
 	}
 	t := r.upsertTab(ti)

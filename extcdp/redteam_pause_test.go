@@ -3,11 +3,18 @@ package extcdp_test
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/coder/websocket"
+
+	"github.com/livetab/livetab/extcdp"
 	"github.com/livetab/livetab/internal/browsertest"
+	"github.com/livetab/livetab/internal/fakeext"
 	"github.com/livetab/livetab/internal/wire"
 )
 
@@ -371,5 +378,72 @@ func TestRedteamPauseFlapping(t *testing.T) {
 	raw.must("", "Target.closeTarget", map[string]any{"targetId": tid})
 	if d := p.debugged(t); len(d) > 0 {
 		t.Errorf("after the program closed its tabs, still under the debugger: %v", d)
+	}
+}
+
+// Close while a createTarget waits for an extension that is slow to open
+// the tab: Close returns within its bound, leaves no goroutine waiting,
+// and the tab the extension opens after all is closed, since livetab
+// opened it for a client that is gone.
+func TestRedteamRelayCloseDuringCreateTarget(t *testing.T) {
+	var ext *fakeext.Ext
+	creates := make(chan int64, 1)
+	closes := make(chan int64, 4)
+	br := fakeBridgeWith(t, func(e *fakeext.Ext) {
+		ext = e
+		e.Handle(wire.CreateTab, func(f *wire.Frame) (jsonv2.Value, *cdproto.Error) {
+			creates <- f.ID
+			return fakeext.NoReply, nil
+		})
+		e.Handle(wire.CloseTab, func(f *wire.Frame) (jsonv2.Value, *cdproto.Error) {
+			var p wire.TabParams
+			unmarshal(f.Params, &p)
+			closes <- p.TabID
+			return nil, nil
+		})
+	})
+	before := goruntime.NumGoroutine()
+	r, err := extcdp.NewRelay(br, extcdp.RelayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.NewClient()
+	c.Handle(&cdproto.Message{ID: 1, Method: cdproto.CommandTargetCreateTarget, Params: jsonv2.Value(`{"url":"about:blank"}`)})
+	id := <-creates
+	start := time.Now()
+	closed := make(chan struct{})
+	go func() {
+		r.Close()
+		close(closed)
+	}()
+	// The extension opens the tab after all, while the relay closes.
+	time.Sleep(300 * time.Millisecond)
+	late, _ := wire.Encode(&wire.Frame{ID: id, Result: jsonv2.Value(`{"tabId":5,"targetId":"T5","windowId":1,"url":"about:blank","title":"","active":true,"attached":false}`)})
+	if err := ext.Send(context.Background(), websocket.MessageText, late); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-closed:
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("Close took %v once the extension answered", d)
+		}
+	case <-time.After(7 * time.Second):
+		t.Fatal("Close did not return within 7 s")
+	}
+	select {
+	case tab := <-closes:
+		if tab != 5 {
+			t.Errorf("closed tab %d, want 5", tab)
+		}
+	case <-time.After(3 * time.Second):
+		t.Error("the tab the extension opened for a client of the closed relay stays open")
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for goruntime.NumGoroutine() > before+1 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := goruntime.NumGoroutine(); n > before+1 {
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines after Close, %d before:\n%s", n, before, buf[:goruntime.Stack(buf, true)])
 	}
 }

@@ -206,19 +206,27 @@ func (r *Relay) isClosed() bool {
 // or when the relay closes; Close waits for it. After Close it does not
 // run fn.
 func (r *Relay) goWork(timeout time.Duration, fn func(ctx context.Context)) {
-	r.workMu.Lock()
-	if r.workClosed {
-		r.workMu.Unlock()
+	if !r.addWork() {
 		return
 	}
-	r.work.Add(1)
-	r.workMu.Unlock()
 	go func() {
 		defer r.work.Done()
 		ctx, cancel := context.WithTimeout(r.ctx, timeout)
 		defer cancel()
 		fn(ctx)
 	}()
+}
+
+// addWork counts one piece of work that Close waits for (call r.work.Done
+// when it ends); it reports false once Close began, when none may start.
+func (r *Relay) addWork() bool {
+	r.workMu.Lock()
+	defer r.workMu.Unlock()
+	if r.workClosed {
+		return false
+	}
+	r.work.Add(1)
+	return true
 }
 
 // Bridge returns the relay's bridge.
