@@ -36,20 +36,7 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 			Revision:        "",
 		})
 	case cdproto.CommandBrowserSetDownloadBehavior:
-		// Extensions may not choose where downloads go: files land in the
-		// user's Downloads folder, and the download events say where
-		// (downloads.go). downloadPath cannot be honoured.
-		var p struct {
-			Behavior      string `json:"behavior"`
-			EventsEnabled bool   `json:"eventsEnabled"`
-		}
-		if !c.params(m, sid, &p) {
-			return
-		}
-		r.mu.Lock()
-		c.downloadEvents = p.EventsEnabled || p.Behavior == "allow" || p.Behavior == "allowAndName"
-		r.mu.Unlock()
-		c.reply(m.ID, sid, nil)
+		c.setDownloadBehavior(m, sid)
 	case cdproto.CommandBrowserClose:
 		// Never close the user's browser: end this client's connection.
 		c.reply(m.ID, sid, nil)

@@ -54,6 +54,12 @@ type Client struct {
 	discover       bool
 	autoAttach     bool
 	downloadEvents bool
+	// download is where the client asked downloads to go
+	// (Browser.setDownloadBehavior at the browser level); sessionDownloads,
+	// the same asked on one of its sessions, whose events then arrive on
+	// that session, as from Chrome.
+	download         downloadBehavior
+	sessionDownloads map[target.SessionID]downloadBehavior
 	// hidden holds user tabs this client "closed": they stay open, so they
 	// are left out of its target lists for a moment, which is what a client
 	// that waits for a closed target to disappear (chromedp) looks for.
@@ -294,6 +300,9 @@ func (c *Client) handle(m *cdproto.Message) {
 
 // sessionCommand handles a command on one of the client's sessions.
 func (c *Client) sessionCommand(m *cdproto.Message, s *session) {
+	if m.Method == cdproto.CommandRuntimeEvaluate {
+		m.Params = withCommandLineAPI(m.Params)
+	}
 	switch {
 	case m.Method == cdproto.CommandTargetSetDiscoverTargets:
 		// chrome.debugger refuses it on a tab, and chromedp sends it on
@@ -309,8 +318,13 @@ func (c *Client) sessionCommand(m *cdproto.Message, s *session) {
 		return
 	case m.Method == "Page.navigate" && c.refuseURL(m, s.id):
 		return
+	case m.Method == cdproto.CommandTargetGetTargetInfo && s.child == nil:
+		// Chrome would name its own browser context; the tab is in the
+		// relay's (the one Target.createTarget named).
+		c.browserCommand(m, s.id)
+		return
 	case m.Method == "Page.setDownloadBehavior":
-		c.reply(m.ID, s.id, nil)
+		c.setDownloadBehavior(m, s.id)
 		return
 	case strings.HasPrefix(string(m.Method), "Browser.") || strings.HasPrefix(string(m.Method), livetabcdp.Domain) || targetLevel(m):
 		c.browserCommand(m, s.id)

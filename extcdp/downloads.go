@@ -1,10 +1,15 @@
 package extcdp
 
 import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/chromedp/cdproto"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/target"
 
 	"github.com/livetab/livetab/internal/wire"
 )
@@ -16,6 +21,60 @@ import (
 // the standard Browser.downloadWillBegin and Browser.downloadProgress, the
 // completed one with filePath: the file in the user's Downloads folder
 // (docs/decisions/2026-11-22-downloads-come-from-chrome-downloads.md).
+//
+// A client that names a downloadPath (allow, allowAndName) gets the
+// finished file moved there, named by its guid for allowAndName, and the
+// completed event says so: the extension and the relay run on one machine
+// (the bridge listens on loopback only). A behavior set on a tab's session
+// gets its events on that session, as from Chrome (chromedp's
+// TestDownloadIntoDir reads them there).
+
+// downloadBehavior is what a client asked of downloads with
+// Browser.setDownloadBehavior (or Page.setDownloadBehavior).
+type downloadBehavior struct {
+	events bool   // send Browser.download* events
+	dir    string // move finished downloads here; "" leaves them in Chrome's folder
+	byGUID bool   // allowAndName: name the file by its guid
+}
+
+// setDownloadBehavior answers Browser.setDownloadBehavior and
+// Page.setDownloadBehavior: sid "" (or a browser session) sets the client's
+// behavior, a tab's session sets that session's.
+func (c *Client) setDownloadBehavior(m *cdproto.Message, sid target.SessionID) {
+	var p struct {
+		Behavior      string `json:"behavior"`
+		DownloadPath  string `json:"downloadPath"`
+		EventsEnabled bool   `json:"eventsEnabled"`
+	}
+	if !c.params(m, sid, &p) {
+		return
+	}
+	b := downloadBehavior{events: p.EventsEnabled || p.Behavior == "allow" || p.Behavior == "allowAndName"}
+	if (p.Behavior == "allow" || p.Behavior == "allowAndName") && p.DownloadPath != "" {
+		if !filepath.IsAbs(p.DownloadPath) {
+			c.fail(m.ID, sid, -32602, fmt.Sprintf("%s: downloadPath %q is not an absolute path: give the directory the finished downloads go to in full", m.Method, p.DownloadPath))
+			return
+		}
+		if err := os.MkdirAll(p.DownloadPath, 0o755); err != nil {
+			c.fail(m.ID, sid, -32000, fmt.Sprintf("%s: downloadPath %q: %v: livetab moves finished downloads there, so it must be a directory it can write on the machine where the browser runs", m.Method, p.DownloadPath, err))
+			return
+		}
+		b.dir, b.byGUID = p.DownloadPath, p.Behavior == "allowAndName"
+	}
+	r := c.r
+	r.mu.Lock()
+	if s := r.sessions[sid]; sid != "" && s != nil && !s.browser {
+		if c.sessionDownloads == nil {
+			c.sessionDownloads = map[target.SessionID]downloadBehavior{}
+		}
+		c.sessionDownloads[sid] = b
+	} else {
+		c.download = b
+		c.downloadEvents = b.events
+	}
+	r.mu.Unlock()
+	c.reply(m.ID, sid, nil)
+}
 
 // download links one download's CDP guid and its chrome.downloads id.
 type download struct {
@@ -59,18 +118,88 @@ func (d *downloadState) unlinked(url string, wantGUID bool) *download {
 }
 
 // broadcastDownload sends a Browser.* download event to the clients that
-// enabled download events and may see the tab it started in. Call with
-// r.mu held.
+// enabled download events and may see the tab it started in, at the
+// browser level or on the session that asked. Call with r.mu held.
 func (r *Relay) broadcastDownload(dl *download, method cdproto.MethodType, params any) {
 	p, err := jsonv2.Marshal(params, wire.Options)
 	if err != nil {
 		return
 	}
 	for c := range r.clients {
-		if c.downloadEvents && (dl.tab == nil || c.sees(dl.tab)) {
+		if dl.tab != nil && !c.sees(dl.tab) {
+			continue
+		}
+		if c.downloadEvents {
 			c.deliver(&cdproto.Message{Method: method, Params: p})
 		}
+		for sid, b := range c.sessionDownloads {
+			s := r.sessions[sid]
+			if s == nil {
+				delete(c.sessionDownloads, sid) // the session ended
+				continue
+			}
+			if b.events && (dl.tab == nil || s.tab == dl.tab) {
+				c.deliver(&cdproto.Message{SessionID: sid, Method: method, Params: p})
+			}
+		}
 	}
+}
+
+// downloadDest is where the finished download goes: the directory a
+// session on its tab asked for, else one its clients asked for; "" when
+// none did. Call with r.mu held.
+func (r *Relay) downloadDest(dl *download) string {
+	name := baseName(dl.info.Filename)
+	dest := func(b downloadBehavior) string {
+		if b.byGUID {
+			return filepath.Join(b.dir, dl.guid)
+		}
+		return filepath.Join(b.dir, name)
+	}
+	for c := range r.clients {
+		if dl.tab == nil || !c.sees(dl.tab) {
+			continue
+		}
+		for sid, b := range c.sessionDownloads {
+			if s := r.sessions[sid]; s != nil && s.tab == dl.tab && b.dir != "" {
+				return dest(b)
+			}
+		}
+	}
+	for c := range r.clients {
+		if (dl.tab == nil || c.sees(dl.tab)) && c.download.dir != "" {
+			return dest(c.download)
+		}
+	}
+	return ""
+}
+
+// moveFile moves src to dst, by a copy when they are on different file
+// systems.
+func moveFile(src, dst string) error {
+	if err := os.Rename(src, dst); err == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		os.Remove(dst)
+		return err
+	}
+	if err := out.Close(); err != nil {
+		os.Remove(dst)
+		return err
+	}
+	in.Close()
+	return os.Remove(src)
 }
 
 func (r *Relay) beginDownload(dl *download, frameID, name string) {
@@ -169,12 +298,31 @@ func (r *Relay) finishDownload(dl *download) {
 	p := map[string]any{
 		"guid": dl.guid, "totalBytes": dl.info.TotalBytes, "receivedBytes": dl.info.BytesReceived, "state": "completed",
 	}
-	if dl.info.State == "complete" {
-		p["filePath"] = dl.info.Filename
-	} else {
+	if dl.info.State != "complete" {
 		p["state"] = "canceled"
+		r.broadcastDownload(dl, cdproto.EventBrowserDownloadProgress, p)
+		return
 	}
-	r.broadcastDownload(dl, cdproto.EventBrowserDownloadProgress, p)
+	p["filePath"] = dl.info.Filename
+	dest := r.downloadDest(dl)
+	if dest == "" || dl.info.Filename == "" {
+		r.broadcastDownload(dl, cdproto.EventBrowserDownloadProgress, p)
+		return
+	}
+	// Off the relay's lock: a copy across file systems takes a while.
+	src := dl.info.Filename
+	go func() {
+		err := moveFile(src, dest)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err != nil {
+			// The file stays where Chrome put it, and the event says where.
+			r.log.Warn("moving a finished download to the directory the client asked for", "from", src, "to", dest, "err", err)
+		} else {
+			p["filePath"] = dest
+		}
+		r.broadcastDownload(dl, cdproto.EventBrowserDownloadProgress, p)
+	}()
 }
 
 func baseName(path string) string {
