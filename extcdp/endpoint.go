@@ -253,12 +253,16 @@ func (e *endpoint) serveClient(w http.ResponseWriter, req *http.Request) {
 	ws.SetReadLimit(e.opts.MaxMessageSize)
 	c := e.r.NewClient()
 	ctx, cancel := context.WithCancel(context.Background())
+	// Under qmu: the client is the relay's already, and Relay.Close may
+	// close it from another goroutine, reading its limits.
+	c.qmu.Lock()
 	c.limits = &queueLimits{max: e.opts.MaxQueue, total: &e.queued, maxTotal: e.opts.MaxTotalQueue, overflow: func(reason string) {
 		e.opts.Logger.Warn("CDP client disconnected: it does not read", "remote", req.RemoteAddr, "why", reason)
 		// A close reason holds 123 bytes at most.
 		ws.Close(websocket.StatusPolicyViolation, "livetab: too much left unread; read the socket while you send")
 		cancel()
 	}}
+	c.qmu.Unlock()
 	// Browser.close ends this connection, never the user's browser; the
 	// pause lets the writer send the reply first.
 	c.OnBrowserClose = func() { time.AfterFunc(100*time.Millisecond, cancel) }

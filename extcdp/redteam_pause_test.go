@@ -2,9 +2,13 @@ package extcdp_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	goruntime "runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,7 +58,7 @@ func newPauser(t *testing.T) *pauser {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := p.set(ctx, false); err != nil {
+		if err := p.setSeen(ctx, false); err != nil {
 			// The popup may be gone: resume through a fresh one.
 			if err := u.Pause(ctx, false); err != nil {
 				t.Errorf("resuming after the test: %v", err)
@@ -73,6 +77,22 @@ func (p *pauser) set(ctx context.Context, on bool) error {
 		"awaitPromise": true,
 	})
 	return err
+}
+
+// setSeen is set, then waits until the relay heard of it too (ext.paused
+// reaches it a moment after the popup's answer).
+func (p *pauser) setSeen(ctx context.Context, on bool) error {
+	if err := p.set(ctx, on); err != nil {
+		return err
+	}
+	for env.Relay.Status().Paused != on {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the relay did not hear of paused=%v: %w", on, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // debugged lists the pages under a debugger as chrome.debugger sees them
@@ -136,7 +156,7 @@ func TestRedteamPauseDuringAttach(t *testing.T) {
 			reply <- m
 		}()
 		time.Sleep(time.Duration(i%4) * time.Millisecond)
-		if err := p.set(ctx, true); err != nil {
+		if err := p.setSeen(ctx, true); err != nil {
 			t.Fatal(err)
 		}
 		m := <-reply
@@ -149,7 +169,7 @@ func TestRedteamPauseDuringAttach(t *testing.T) {
 				t.Errorf("round %d: the relay thinks tab %d attached while paused", i, ts.TabID)
 			}
 		}
-		if err := p.set(ctx, false); err != nil {
+		if err := p.setSeen(ctx, false); err != nil {
 			t.Fatal(err)
 		}
 		// After resume, a session the attach gave is either ended or
@@ -202,7 +222,7 @@ func TestRedteamPauseEveryDoor(t *testing.T) {
 	}
 	t.Cleanup(func() { p.u.CloseTab(context.Background(), person) })
 
-	if err := p.set(ctx, true); err != nil {
+	if err := p.setSeen(ctx, true); err != nil {
 		t.Fatal(err)
 	}
 	before := p.pages(t)
@@ -223,7 +243,9 @@ func TestRedteamPauseEveryDoor(t *testing.T) {
 		}
 	}
 	// Auto-attach announces sessions, but none may run a command.
+	raw.mu.Lock()
 	autoBefore := len(raw.events)
+	raw.mu.Unlock()
 	raw.must("", "Target.setAutoAttach", map[string]any{"autoAttach": false, "flatten": true, "waitForDebuggerOnStart": false})
 	raw.must("", "Target.setAutoAttach", map[string]any{"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": true})
 	raw.mu.Lock()
@@ -295,7 +317,7 @@ func TestRedteamPauseDuringCommand(t *testing.T) {
 		reply <- m
 	}()
 	time.Sleep(200 * time.Millisecond)
-	if err := p.set(ctx, true); err != nil {
+	if err := p.setSeen(ctx, true); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -355,11 +377,11 @@ func TestRedteamPauseFlapping(t *testing.T) {
 	}()
 	for _, on := range []bool{true, true, false, false, true, false, true, false} {
 		go p.set(ctx, on) // not waited for: the clicks overlap
-		time.Sleep(time.Duration(5+len(raw.events)%7) * time.Millisecond)
+		time.Sleep(time.Duration(5+time.Now().UnixNano()%7) * time.Millisecond)
 	}
 	time.Sleep(300 * time.Millisecond)
 	// The last click wins, on both sides.
-	if err := p.set(ctx, false); err != nil {
+	if err := p.setSeen(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	close(stop)
@@ -438,7 +460,105 @@ func TestRedteamRelayCloseDuringCreateTarget(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Error("the tab the extension opened for a client of the closed relay stays open")
 	}
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for goruntime.NumGoroutine() > before+1 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := goruntime.NumGoroutine(); n > before+1 {
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines after Close, %d before:\n%s", n, before, buf[:goruntime.Stack(buf, true)])
+	}
+}
+
+// Close while clients keep coming, through both doors, and a second Close
+// at the same time: nothing hangs, nothing races (go test -race), every
+// connection ends, and no goroutine is left.
+func TestRedteamRelayCloseUnderLoad(t *testing.T) {
+	br := fakeBridge(t)
+	before := goruntime.NumGoroutine()
+	r, err := extcdp.NewRelay(br, extcdp.RelayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(r.Handler(extcdp.HandlerOptions{Token: "tok"}))
+	url := r.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), "tok")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Go(func() { // endpoint connections that attach and evaluate
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ws, resp, err := websocket.Dial(ctx, url, nil)
+				if err != nil {
+					if resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+						t.Errorf("a connection during Close: %v", err)
+					}
+					return // refused: the relay closed
+				}
+				for i, msg := range []string{
+					`{"id":1,"method":"Target.attachToTarget","params":{"targetId":"T1","flatten":true}}`,
+					`{"id":2,"method":"Target.createTarget","params":{"url":"about:blank"}}`,
+				} {
+					if ws.Write(ctx, websocket.MessageText, []byte(msg)) != nil {
+						break
+					}
+					if _, _, err := ws.Read(ctx); err != nil {
+						if ctx.Err() != nil {
+							t.Errorf("reply %d: the relay left the connection hanging", i+1)
+						}
+						break
+					}
+				}
+				ws.CloseNow()
+			}
+		})
+		wg.Go(func() { // in-process clients
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c := r.NewClient()
+				c.Handle(&cdproto.Message{ID: 1, Method: cdproto.CommandTargetAttachToTarget, Params: jsonv2.Value(`{"targetId":"T1","flatten":true}`)})
+				_, err := c.Next(ctx)
+				c.Close()
+				switch {
+				case ctx.Err() != nil:
+					t.Error("an in-process client hangs through Close")
+					return
+				case errors.Is(err, extcdp.ErrClientClosed):
+					return // the relay closed
+				}
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	closed := make(chan struct{}, 2)
+	for range 2 {
+		go func() {
+			r.Close()
+			closed <- struct{}{}
+		}()
+	}
+	for range 2 {
+		select {
+		case <-closed:
+		case <-time.After(8 * time.Second):
+			t.Fatal("Close did not return within 8 s")
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	srv.Close()
+	deadline := time.Now().Add(5 * time.Second)
 	for goruntime.NumGoroutine() > before+1 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
