@@ -137,6 +137,11 @@ func useRelay(b *bridge.Bridge) (r *Relay, done func()) {
 			openMu.Lock()
 			r.users--
 			last := r.shared && r.users == 0
+			if last && open[b] == r {
+				// Out of the registry under the same lock, so that no
+				// NewAllocator picks up the relay while it closes.
+				delete(open, b)
+			}
 			openMu.Unlock()
 			if last {
 				r.Close()

@@ -550,6 +550,9 @@ async function pair(sock, f) {
   }
   clearTimeout(welcomeTimer);
   state = 'ready';
+  // A click on Pause or Resume between the hello and now reached no relay:
+  // say the state again (the relay ignores a state it already has).
+  send(sock, notifyText('ext.paused', { paused }));
   backoff.reset();
   setLastClose(null);
   pongs = false;

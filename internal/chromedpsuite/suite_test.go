@@ -152,6 +152,10 @@ func (r *suiteRun) summary(t *testing.T, took time.Duration) string {
 type expectation struct {
 	line   int
 	reason string
+	// flaky: a reason that starts with "flaky:" accepts a pass too; for a
+	// known race that has no fix yet, so that it cannot fail every run at
+	// random. Each such line names what is left to do.
+	flaky bool
 }
 
 // readExpected reads lines "backend test reason…"; backend is inproc,
@@ -191,7 +195,7 @@ func readExpected(t *testing.T, file string) map[string]map[string]expectation {
 			if _, dup := m[name]; dup {
 				t.Fatalf("%s:%d: %s %s is listed twice", file, n, b, name)
 			}
-			m[name] = expectation{line: n, reason: reason}
+			m[name] = expectation{line: n, reason: reason, flaky: strings.HasPrefix(reason, "flaky:")}
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -237,6 +241,8 @@ func compare(t *testing.T, backend string, r *suiteRun, want map[string]expectat
 			// not selected
 		case s == nil:
 			t.Errorf("%s: %s is in expected-failures.txt (line %d) but did not run: remove it, or check its name", backend, name, want[name].line)
+		case s.action == "pass" && want[name].flaky:
+			t.Logf("%-8s flaky, passed this time: %s", backend, name)
 		case s.action == "pass":
 			t.Errorf("%s: NEW PASS %s: remove line %d of expected-failures.txt", backend, name, want[name].line)
 		default:
