@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -31,7 +30,14 @@ func repoRoot(t testing.TB) string {
 	return root
 }
 
-func goTool() string { return filepath.Join(runtime.GOROOT(), "bin", "go") }
+// goTool is the go command that runs the test: go test puts its GOROOT/bin
+// first on the PATH of the tests it runs.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return "go"
+}
 
 // chromedpVersion is the version of chromedp that livetab's go.mod requires.
 func chromedpVersion(t testing.TB, root string) string {
