@@ -7,4 +7,5 @@
 # (see internal/chromedpsuite/README.md for all of them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export LIVETAB_CHROMEDP_SUITE=1
 exec go test -count=1 -timeout 20m -run '^TestChromedpSuite$' -v ./internal/chromedpsuite -args "$@"
