@@ -460,14 +460,7 @@ func TestRedteamRelayCloseDuringCreateTarget(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Error("the tab the extension opened for a client of the closed relay stays open")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for goruntime.NumGoroutine() > before+1 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := goruntime.NumGoroutine(); n > before+1 {
-		buf := make([]byte, 1<<20)
-		t.Errorf("%d goroutines after Close, %d before:\n%s", n, before, buf[:goruntime.Stack(buf, true)])
-	}
+	noGoroutinesLeft(t, before, 1)
 }
 
 // Close while clients keep coming, through both doors, and a second Close
@@ -558,12 +551,5 @@ func TestRedteamRelayCloseUnderLoad(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	srv.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for goruntime.NumGoroutine() > before+1 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := goruntime.NumGoroutine(); n > before+1 {
-		buf := make([]byte, 1<<20)
-		t.Errorf("%d goroutines after Close, %d before:\n%s", n, before, buf[:goruntime.Stack(buf, true)])
-	}
+	noGoroutinesLeft(t, before, 1)
 }
