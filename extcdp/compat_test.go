@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
+	"github.com/livetab/livetab/internal/browsertest"
 )
 
 // The tests here hold what chromedp's own suite found missing
@@ -214,4 +215,55 @@ func TestCompatErrorPages(t *testing.T) {
 			})
 		}
 	})
+}
+
+// A program's downloadPath takes only its own downloads: the person's, in
+// a tab the program neither opened nor drives, stay in the person's
+// Downloads folder however the program set its behavior.
+func TestDownloadPathTakesNotThePersonsDownloads(t *testing.T) {
+	if env == nil {
+		browsertest.RequireChromium(t)
+	}
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/persons.bin" {
+			w.Header().Set("Content-Type", "application/octet-stream")
+			fmt.Fprint(w, "the person's own file")
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<a id="download" href="/persons.bin">download</a>`)
+	}))
+	defer s.Close()
+	dir := t.TempDir()
+	thief := dialRaw(t)
+	thief.must("", "Browser.setDownloadBehavior", map[string]any{"behavior": "allow", "downloadPath": dir, "eventsEnabled": true})
+
+	id := userTab(t, s.URL)
+	closeUserTab(t, id)
+	u, err := env.User(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		if _, err := u.Eval(ctx, id, `document.getElementById('download').click(), true`); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the person's page did not load")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The download's completion reaches the relay within a second or two
+	// here; give it five.
+	time.Sleep(5 * time.Second)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		t.Errorf("the person's download %s was moved into another program's downloadPath", e.Name())
+	}
+	if thief.seen("persons.bin") {
+		t.Error("another program heard of the person's download (its URL or path)")
+	}
 }

@@ -119,14 +119,19 @@ func (d *downloadState) unlinked(url string, wantGUID bool) *download {
 
 // broadcastDownload sends a Browser.* download event to the clients that
 // enabled download events and may see the tab it started in, at the
-// browser level or on the session that asked. Call with r.mu held.
+// browser level or on the session that asked. A download no attached tab
+// announced (the person's own) goes to no client: its URL and path are the
+// person's business. Call with r.mu held.
 func (r *Relay) broadcastDownload(dl *download, method cdproto.MethodType, params any) {
+	if dl.tab == nil {
+		return
+	}
 	p, err := jsonv2.Marshal(params, wire.Options)
 	if err != nil {
 		return
 	}
 	for c := range r.clients {
-		if dl.tab != nil && !c.sees(dl.tab) {
+		if !c.sees(dl.tab) {
 			continue
 		}
 		if c.downloadEvents {
@@ -138,7 +143,7 @@ func (r *Relay) broadcastDownload(dl *download, method cdproto.MethodType, param
 				delete(c.sessionDownloads, sid) // the session ended
 				continue
 			}
-			if b.events && (dl.tab == nil || s.tab == dl.tab) {
+			if b.events && s.tab == dl.tab {
 				c.deliver(&cdproto.Message{SessionID: sid, Method: method, Params: p})
 			}
 		}
@@ -146,9 +151,15 @@ func (r *Relay) broadcastDownload(dl *download, method cdproto.MethodType, param
 }
 
 // downloadDest is where the finished download goes: the directory a
-// session on its tab asked for, else one its clients asked for; "" when
-// none did. Call with r.mu held.
+// session on its tab asked for, else one asked for by a client that opened
+// or drives the tab; "" when none did. A download from a tab no client
+// opened or drives (the person's own, or one with no known tab) stays where
+// Chrome put it: a program's downloadPath takes only its own downloads.
+// Call with r.mu held.
 func (r *Relay) downloadDest(dl *download) string {
+	if dl.tab == nil {
+		return ""
+	}
 	name := baseName(dl.info.Filename)
 	dest := func(b downloadBehavior) string {
 		if b.byGUID {
@@ -156,18 +167,21 @@ func (r *Relay) downloadDest(dl *download) string {
 		}
 		return filepath.Join(b.dir, name)
 	}
+	var drivers []*Client
 	for c := range r.clients {
-		if dl.tab == nil || !c.sees(dl.tab) {
-			continue
+		if c.sees(dl.tab) && (dl.tab.creator == c || c.hasSessionOn(dl.tab)) {
+			drivers = append(drivers, c)
 		}
+	}
+	for _, c := range drivers {
 		for sid, b := range c.sessionDownloads {
 			if s := r.sessions[sid]; s != nil && s.tab == dl.tab && b.dir != "" {
 				return dest(b)
 			}
 		}
 	}
-	for c := range r.clients {
-		if (dl.tab == nil || c.sees(dl.tab)) && c.download.dir != "" {
+	for _, c := range drivers {
+		if c.download.dir != "" {
 			return dest(c.download)
 		}
 	}
