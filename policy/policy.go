@@ -198,7 +198,8 @@ func compilePattern(raw string) (pattern, error) {
 	}
 	if strings.HasPrefix(s, "*.") {
 		rest := s[2:]
-		if _, _, err := canonicalHost(rest); err != nil || strings.Contains(rest, "*") {
+		// A * spelled %2A is a * too: it may not hide in what follows.
+		if c, _, err := canonicalHost(rest); err != nil || strings.Contains(rest, "*") || strings.Contains(c, "*") {
 			return p, fmt.Errorf("policy: domain pattern %q: after *. comes a domain such as example.com", raw)
 		}
 		p.suffix = "." + strings.TrimSuffix(rest, ".")
@@ -214,6 +215,10 @@ func compilePattern(raw string) (pattern, error) {
 	host, ip, err := canonicalHost(s)
 	if err != nil {
 		return p, fmt.Errorf("policy: domain pattern %q: %w", raw, err)
+	}
+	if strings.Contains(host, "*") {
+		// "%2A" is read as "*": refused like it, not taken as a host.
+		return p, fmt.Errorf("policy: domain pattern %q: a * may only start the pattern, as in *.example.com, and is not to be escaped", raw)
 	}
 	if ip.IsValid() {
 		p.ip = ip

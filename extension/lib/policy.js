@@ -183,12 +183,13 @@ export function hostMatches(host, pattern) {
   if (range) return inRange(range, h);
   if (p.startsWith('*.')) {
     const rest = p.slice(2);
-    if (rest.includes('*') || canonicalHost(rest) === null) return false;
+    const c = canonicalHost(rest); // a * spelled %2A is a * too
+    if (rest.includes('*') || c === null || c.name.includes('*')) return false;
     return h.v4 === undefined && h.v6 === undefined && h.name.endsWith('.' + rest.replace(/\.$/, ''));
   }
   if (p.includes('*')) return false;
   const want = canonicalHost(p.replace(/^\[/, '').replace(/\]$/, ''));
-  if (want === null) return false;
+  if (want === null || want.name.includes('*')) return false;
   if (want.v4 !== undefined || want.v6 !== undefined) return want.v4 === h.v4 && want.v6 === h.v6;
   return h.v4 === undefined && h.v6 === undefined && want.name === h.name;
 }
