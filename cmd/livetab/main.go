@@ -13,8 +13,10 @@
 // chromium.connectOverCDP and Puppeteer's connect({browserWSEndpoint}).
 //
 // `livetab mcp` is an MCP server over stdio for an agent, limited by a
-// policy (package policy). It uses the running serve, else waits for the
-// extension itself; --launch[=headless] starts a throwaway Chromium with
+// policy (package policy). It finds the browser as livetab.Connect does:
+// the running serve, else the extension dialing it, else Chrome's own
+// remote debugging, else it keeps waiting for the extension; it logs which
+// way it took and why. --launch[=headless] starts a throwaway Chromium with
 // the extension instead (--chrome names its binary).
 //
 //   - --allow-domain HOST (repeatable): example.com (that host only),
