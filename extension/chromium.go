@@ -87,6 +87,14 @@ type LaunchOptions struct {
 	Flags []string
 	// Stderr receives the browser's log; discarded when nil.
 	Stderr io.Writer
+	// DebuggerBar leaves out --silent-debugger-extension-api, so that a
+	// windowed Chrome shows its "started debugging this browser" bar as it
+	// does in the person's browser, where the bar takes height from the
+	// page. Tests of what the person sees set it.
+	DebuggerBar bool
+	// Env is the browser's environment, the process's own when nil; e.g.
+	// DISPLAY=:99 for a windowed browser on a virtual display.
+	Env []string
 }
 
 // Browser is a running Chromium started by Launch.
@@ -112,9 +120,10 @@ type Browser struct {
 // port is open. ctx bounds the start only: the browser runs until Close.
 //
 // The browser runs in its own process group so that Close ends its helper
-// processes too. It gets --silent-debugger-extension-api: the "started
-// debugging this browser" infobar would shrink the viewport of the tabs
-// livetab drives, and nobody is there to read it in a launched browser.
+// processes too. It gets --silent-debugger-extension-api unless
+// DebuggerBar is set: the "started debugging this browser" infobar would
+// shrink the viewport of the tabs livetab drives, and nobody is there to
+// read it in a launched browser.
 func Launch(ctx context.Context, extDir string, opts LaunchOptions) (*Browser, error) {
 	exe := opts.ExecPath
 	if exe == "" {
@@ -173,10 +182,12 @@ func Launch(ctx context.Context, extDir string, opts LaunchOptions) (*Browser, e
 		"--disable-component-update",
 		"--disable-sync",
 		"--window-size=1280,800",
-		"--silent-debugger-extension-api",
 		"--user-data-dir="+b.UserDataDir,
 		"--load-extension="+ext,
 	)
+	if !opts.DebuggerBar {
+		args = append(args, "--silent-debugger-extension-api")
+	}
 	if opts.DebugPort {
 		args = append(args, "--remote-debugging-port=0")
 	}
@@ -187,6 +198,7 @@ func Launch(ctx context.Context, extDir string, opts LaunchOptions) (*Browser, e
 	args = append(args, pages...)
 
 	b.cmd = exec.Command(exe, args...)
+	b.cmd.Env = opts.Env
 	b.log = &tail{}
 	b.cmd.Stderr = b.log
 	if opts.Stderr != nil {

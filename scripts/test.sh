@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Runs every test of livetab: the extension's type check and unit tests, go
 # vet, staticcheck, and the Go tests, end-to-end ones included (real
-# extension, headless Chromium). Installs what it needs first.
+# extension, headless and windowed Chromium). Installs what it needs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Windowed tests (what the person sees: the debugging bar, the popup) run
+# Chromium on a virtual display of their own: Xvfb.
 need_chromium() { [ -x /usr/lib/chromium/chromium ] || command -v chromium >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1; }
-if ! need_chromium; then
-  echo "== installing Chromium (apt-get)"
+pkgs=()
+need_chromium || pkgs+=(chromium)
+command -v Xvfb >/dev/null 2>&1 || pkgs+=(xvfb)
+if [ ${#pkgs[@]} -gt 0 ]; then
+  echo "== installing ${pkgs[*]} (apt-get)"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${pkgs[@]}" >/dev/null
 fi
 
 echo "== extension: npm ci, tsc --noEmit, node --test"

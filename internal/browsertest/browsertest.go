@@ -23,6 +23,13 @@ type Options struct {
 	// DebugPort gives the test its own remote-debugging port on the browser,
 	// to stop the extension's service worker or act as "the user".
 	DebugPort bool
+	// Windowed runs Chromium with a window, on a virtual display of its own
+	// (Xvfb), as the person's browser runs; headless otherwise.
+	Windowed bool
+	// DebuggerBar shows Chrome's "started debugging this browser" bar
+	// (no --silent-debugger-extension-api), which takes height from the
+	// page in a windowed browser. Use it with Windowed.
+	DebuggerBar bool
 	// Bridge options; Addr defaults to a free loopback port and Token to a
 	// fresh one.
 	Bridge bridge.Options
@@ -38,6 +45,7 @@ type Env struct {
 
 	cancel context.CancelFunc
 	dir    string
+	xvfb   *xvfb
 	// ctx, config and launch start the browser again (RestartBrowser).
 	ctx    context.Context
 	config extension.Config
@@ -49,6 +57,9 @@ type Env struct {
 func Start(t testing.TB, opts Options) *Env {
 	t.Helper()
 	RequireChromium(t)
+	if opts.Windowed {
+		RequireXvfb(t)
+	}
 	env, err := StartEnv(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -88,11 +99,21 @@ func StartEnv(opts Options) (*Env, error) {
 	if os.Getenv("LIVETAB_TEST_CHROME_LOG") != "" {
 		stderr = os.Stderr
 	}
+	var procEnv []string
+	if opts.Windowed {
+		if env.xvfb, err = startXvfb(); err != nil {
+			env.Close()
+			return nil, err
+		}
+		procEnv = env.xvfb.env()
+	}
 	env.ctx = ctx
 	env.config = extension.Config{URL: env.Bridge.URL(), Token: env.Bridge.Token()}
 	env.launch = extension.LaunchOptions{
 		ExecPath:       exe,
-		Headless:       true,
+		Headless:       !opts.Windowed,
+		DebuggerBar:    opts.DebuggerBar,
+		Env:            procEnv,
 		DebugPort:      opts.DebugPort,
 		SitePerProcess: opts.SitePerProcess,
 		UserDataDir:    dir + "/profile",
@@ -151,6 +172,9 @@ func (e *Env) Close() {
 		e.Browser.Close()
 	}
 	e.cancel()
+	if e.xvfb != nil {
+		e.xvfb.close()
+	}
 	os.RemoveAll(e.dir)
 }
 
