@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,12 +19,44 @@ import (
 // The popup, driven as the person drives it: who drives which tab now,
 // what they did, and the controls that stop one client or one tab.
 
-// person connects as the person at the keyboard, with 60 s for the test.
-func person(t *testing.T) (*browsertest.User, context.Context) {
+// The popup's tests run in a browser as the person has it: windowed, with
+// Chrome's "started debugging this browser" bar showing. One such browser
+// serves them all; useWindowed makes it the package's env for one test.
+var (
+	windowedOnce sync.Once
+	windowed     *browsertest.Env
+	windowedErr  error
+)
+
+func useWindowed(t *testing.T) {
 	t.Helper()
 	if env == nil {
 		browsertest.RequireChromium(t)
 	}
+	browsertest.RequireXvfb(t)
+	windowedOnce.Do(func() {
+		windowed, windowedErr = browsertest.StartEnv(browsertest.Options{Windowed: true, DebuggerBar: true, DebugPort: true})
+	})
+	if windowedErr != nil {
+		t.Fatalf("starting the windowed test browser: %v", windowedErr)
+	}
+	headless := env
+	env = windowed
+	t.Cleanup(func() { env = headless })
+}
+
+// closeWindowed stops the windowed browser, if a test started it.
+func closeWindowed() {
+	if windowed != nil {
+		windowed.Close()
+	}
+}
+
+// person connects as the person at the keyboard to the windowed browser,
+// with 60 s for the test.
+func person(t *testing.T) (*browsertest.User, context.Context) {
+	t.Helper()
+	useWindowed(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	u, err := env.User(ctx)
@@ -264,7 +297,7 @@ func TestPopupShareCurrentTab(t *testing.T) {
 	if v := agent.must(sid, "Runtime.evaluate", map[string]any{"expression": "location.search", "returnByValue": true}); !strings.Contains(string(v), "share-current") {
 		t.Fatalf("the shared tab answered %s", v)
 	}
-	if err := u.WaitPopup(ctx, popup, fmt.Sprintf(`!!document.querySelector('#tabs input[data-tab-id="%d"]')?.closest('label').querySelector('.driven')`, tabID)); err != nil {
+	if err := u.WaitPopup(ctx, popup, fmt.Sprintf(`!!document.querySelector('#tabs input[data-tab-id="%d"]')?.closest('label').querySelector('.driven') && !!document.querySelector('#now .tab[data-tab-id="%d"]')`, tabID, tabID)); err != nil {
 		t.Fatal(err)
 	}
 	savePopup(t, u, popup, "popup-shared-driven.png")
@@ -301,5 +334,55 @@ func TestPopupShareCurrentTab(t *testing.T) {
 	})
 	if _, err := agent.call(sid, "Runtime.evaluate", map[string]any{"expression": "1"}); err == nil {
 		t.Error("the agent's session on the closed tab still answers")
+	}
+}
+
+// The pause holds across a browser restart: the extension keeps it, says
+// it in the popup and on the toolbar button, and the relay refuses programs
+// until the person resumes.
+func TestPauseSurvivesBrowserRestart(t *testing.T) {
+	u, ctx := person(t)
+	if err := u.Pause(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if u, err := env.User(context.Background()); err == nil {
+			u.Pause(context.Background(), false)
+			u.Close()
+		}
+	})
+	if err := env.RestartBrowser(); err != nil {
+		t.Fatal(err)
+	}
+	u, err := env.User(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(u.Close)
+	popup, err := u.OpenPopup(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.CloseTab(ctx, popup)
+	if err := u.WaitPopup(ctx, popup, `document.getElementById('pause').textContent === 'Resume'`); err != nil {
+		t.Fatalf("after a browser restart: %v", err)
+	}
+	if v, err := u.Eval(ctx, popup, `chrome.action.getBadgeText({})`); err != nil || string(v) != `"OFF"` {
+		t.Errorf("the toolbar button after a browser restart says %s (%v), want OFF", v, err)
+	}
+	waitFor(t, "the new browser's hello", func() bool { return env.Relay.Status().Paused && env.Bridge.Connected() })
+	prog, cancel := chromedp.NewContext(env.Allocator(t))
+	defer cancel()
+	if err := chromedp.Do(prog); err == nil || !strings.Contains(err.Error(), "paused by the person") {
+		t.Errorf("a program after the restart, still paused: %v", err)
+	}
+	savePopup(t, u, popup, "popup-paused-after-restart.png")
+	if err := u.ClickPause(ctx, popup, false); err != nil {
+		t.Fatal(err)
+	}
+	prog2, cancel2 := chromedp.NewContext(env.Allocator(t))
+	defer cancel2()
+	if sum, err := chromedp.Run(prog2, chromedp.Evaluate[int](`40 + 2`)); err != nil || sum != 42 {
+		t.Fatalf("after resume: %d, %v", sum, err)
 	}
 }

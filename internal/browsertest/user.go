@@ -259,6 +259,8 @@ func (u *User) ScreenshotPopup(ctx context.Context, popup string) ([]byte, error
 		res, err := u.CallSession(ctx, sid, "Page.captureScreenshot", map[string]any{
 			"format": "png",
 			"clip":   map[string]any{"x": 0, "y": 0, "width": size[0], "height": size[1], "scale": 1},
+			// A popup taller than the window still shows whole.
+			"captureBeyondViewport": true,
 		})
 		if err != nil {
 			return err
