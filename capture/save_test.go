@@ -102,8 +102,12 @@ func runSave(t *testing.T, newTab func(testing.TB) context.Context, byExtension 
 		}
 		dl := t.TempDir()
 		start := time.Now()
+		wait := time.Second // spent in full where the page may not download
+		if byExtension {
+			wait = 10 * time.Second // the extension's download begins at once; generous under load
+		}
 		res, err := c.Element(opCtx(t), capture.CSS("#v"),
-			capture.To(capture.Dir(t.TempDir())), capture.SaveAbove(1), capture.DownloadDir(dl), capture.DownloadStartWait(time.Second))
+			capture.To(capture.Dir(t.TempDir())), capture.SaveAbove(1), capture.DownloadDir(dl), capture.DownloadStartWait(wait))
 		if err != nil {
 			t.Fatal(err)
 		}
