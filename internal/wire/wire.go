@@ -123,13 +123,16 @@ const (
 	CloseTab    = "ext.closeTab"
 	ActivateTab = "ext.activateTab"
 	FileAccess  = "ext.fileAccess"
-	SetPolicy   = "ext.setPolicy"
-	Unguard     = "ext.unguard"
-	Detached    = "ext.detached"
-	TabCreated  = "ext.tabCreated"
-	TabUpdated  = "ext.tabUpdated"
-	TabRemoved  = "ext.tabRemoved"
-	Download    = "ext.download"
+	// DownloadBlob downloads a blob: URL of a tab's origin with
+	// chrome.downloads (DownloadBlobParams).
+	DownloadBlob = "ext.downloadBlob"
+	SetPolicy    = "ext.setPolicy"
+	Unguard      = "ext.unguard"
+	Detached     = "ext.detached"
+	TabCreated   = "ext.tabCreated"
+	TabUpdated   = "ext.tabUpdated"
+	TabRemoved   = "ext.tabRemoved"
+	Download     = "ext.download"
 	// Paused is the extension's event when the person pauses or resumes
 	// livetab in its popup (PausedParams).
 	Paused = "ext.paused"
@@ -303,6 +306,13 @@ type TargetsResult struct {
 // AttachResult is the result of ext.attach.
 type AttachResult struct {
 	TargetID string `json:"targetId"`
+}
+
+// DownloadBlobParams are the parameters of ext.downloadBlob.
+type DownloadBlobParams struct {
+	TabID    int64  `json:"tabId"`
+	URL      string `json:"url"`
+	Filename string `json:"filename,omitzero"`
 }
 
 // FileAccessResult is the result of ext.fileAccess.
