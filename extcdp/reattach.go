@@ -71,7 +71,8 @@ func setupKey(method string, params jsonv2.Value, seq int) (key, undoes string) 
 // noteSetup keeps a command sent to t's own attachment that a reattach
 // must send again. Call with r.mu held.
 func (t *tab) noteSetup(method string, params jsonv2.Value) {
-	key, undoes := setupKey(method, params, len(t.setup))
+	t.setupSeq++
+	key, undoes := setupKey(method, params, t.setupSeq)
 	if undoes != "" {
 		t.setup = dropSetup(t.setup, undoes)
 	}

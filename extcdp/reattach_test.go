@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/livetab/livetab/extcdp"
 	"github.com/livetab/livetab/internal/browsertest"
 )
 
@@ -116,4 +117,37 @@ func seenDetach(c *rawClient, sid string) bool {
 		}
 	}
 	return false
+}
+
+// What a reattach sends again: the last word of each setting, in order,
+// and nothing that acts on the page or the browser rather than the
+// attachment.
+func TestSetupReplayedAfterReattach(t *testing.T) {
+	got := extcdp.SetupAfter([][2]string{
+		{"Page.enable", ""},
+		{"Network.enable", `{"maxTotalBufferSize":1}`},
+		{"Runtime.addBinding", `{"name":"a"}`},
+		{"Runtime.addBinding", `{"name":"b"}`},
+		{"Page.addScriptToEvaluateOnNewDocument", `{"source":"1"}`},
+		{"Emulation.setDeviceMetricsOverride", `{"width":1}`},
+		{"Network.disable", ""},
+		{"Runtime.removeBinding", `{"name":"a"}`},
+		{"Emulation.setDeviceMetricsOverride", `{"width":2}`},
+		{"Network.setCookie", `{"name":"x"}`},
+		{"DOM.setOuterHTML", `{"nodeId":1}`},
+		{"Input.dispatchMouseEvent", `{}`},
+		{"Page.removeScriptToEvaluateOnNewDocument", `{"identifier":"1"}`},
+		{"Page.setLifecycleEventsEnabled", `{"enabled":true}`},
+	})
+	want := []string{
+		"Page.enable ",
+		`Runtime.addBinding {"name":"b"}`,
+		`Page.addScriptToEvaluateOnNewDocument {"source":"1"}`,
+		`Emulation.setDeviceMetricsOverride {"width":2}`,
+		`Page.removeScriptToEvaluateOnNewDocument {"identifier":"1"}`,
+		`Page.setLifecycleEventsEnabled {"enabled":true}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("replayed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }

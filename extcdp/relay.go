@@ -276,7 +276,8 @@ type tab struct {
 	doc      docCache
 	// setup: the commands that set up the attachment, for a reattach
 	// (reattach.go).
-	setup []setupCmd
+	setup    []setupCmd
+	setupSeq int
 	// replaying: the setup is being sent again after a reattach.
 	replaying bool
 	// aborted: the main frame started a navigation that ends the debugger's
