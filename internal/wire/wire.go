@@ -70,6 +70,7 @@
 //
 //	any CDP method   params, tabId, sessionId?     from chrome.debugger.onEvent
 //	ext.detached     {tabId, reason}               chrome.debugger.onDetach
+//	ext.reattached   {tabId}                       onDetach (target_closed) of a tab that lives on, attached again at once
 //	ext.tabCreated   TabInfo                       chrome.tabs.onCreated
 //	ext.tabUpdated   TabInfo                       chrome.tabs.onUpdated (url or title changed)
 //	ext.tabRemoved   {tabId}                       chrome.tabs.onRemoved
@@ -129,6 +130,7 @@ const (
 	SetPolicy    = "ext.setPolicy"
 	Unguard      = "ext.unguard"
 	Detached     = "ext.detached"
+	Reattached   = "ext.reattached"
 	TabCreated   = "ext.tabCreated"
 	TabUpdated   = "ext.tabUpdated"
 	TabRemoved   = "ext.tabRemoved"
