@@ -607,7 +607,7 @@ func (a *action) settle() {
 	}
 	cctx, cancel := context.WithTimeout(a.ctx, commitWait)
 	err := t.waitState(cctx, func() bool {
-		return t.navSeq != a.navSeq || t.withinDoc != a.within || t.closed
+		return t.navSeq != a.navSeq || t.withinDoc != a.within || t.closed || t.blockedMain(a.blockSeq)
 	})
 	cancel()
 	if err != nil {
@@ -615,6 +615,9 @@ func (a *action) settle() {
 			a.note = append(a.note, "a navigation was requested but the page has not changed yet")
 		}
 		return
+	}
+	if t.navSeq == a.navSeq && t.withinDoc == a.within && !t.closed {
+		return // the guard refused it; the result says so
 	}
 	lctx, cancel := context.WithTimeout(a.ctx, t.p.cfg.navTimeout)
 	defer cancel()
