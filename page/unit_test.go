@@ -2,17 +2,16 @@ package page
 
 import (
 	"errors"
+	"image"
+	"image/color"
+	"image/draw"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
 	"time"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
-	"image"
-	"os"
-	"path/filepath"
-	"image/color"
-	"image/draw"
-	"strings"
-	"testing"
-
 	"github.com/chromedp/chromedp/kb"
 )
 
