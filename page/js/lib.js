@@ -1222,7 +1222,8 @@
     watcher = null;
     const out = [];
     for (const e of w.added) {
-      if (!e.isConnected) continue;
+      // A live region added says its text below, once.
+      if (!e.isConnected || e.matches(REGION)) continue;
       const v = e.localName === 'img' || !isVisible(e) ? '' : cut(fieldValue(e), 60);
       out.push('+ ' + safeLabel(e) + (e.localName === 'img' && /** @type {HTMLImageElement} */ (e).currentSrc.startsWith('blob:') ? ' (blob: image)' : '') + (v ? ' = "' + v + '"' : '') + (isVisible(e) ? '' : ' (hidden)'));
     }
@@ -1235,7 +1236,7 @@
       if (now !== v) out.push('~ ' + safeLabel(e) + ' = "' + cut(now, 60) + '"');
     }
     for (const e of w.regions) {
-      if (!e.isConnected || w.added.has(e) && !textOf(e)) continue;
+      if (!e.isConnected || !textOf(e)) continue;
       const role = e.getAttribute('role') || (e.localName === 'output' ? 'output' : 'live region');
       out.push('! ' + role + ' "' + cut(textOf(e), 160) + '"');
     }
