@@ -305,6 +305,9 @@ type tab struct {
 
 	downloads []*download // newest last
 	dlSeq     uint64
+
+	console  []consoleMsg // newest last
+	requests []*netReq    // newest last
 }
 
 type popupInfo struct {
@@ -326,6 +329,7 @@ func (t *tab) onEvent(ev any) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.onDevtools(ev)
 	switch ev := ev.(type) {
 	case *network.EventRequestWillBeSent:
 		// The document of a cross-origin iframe finishes loading in the

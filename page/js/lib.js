@@ -1252,9 +1252,39 @@
     return out;
   }
 
+  // at names what a click at viewport point x, y of the main frame hits.
+  function at(x, y) {
+    /** @type {Element | null} */
+    let el = document.elementFromPoint(x, y);
+    while (el && el.shadowRoot) {
+      const inner = el.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === el) break;
+      el = inner;
+    }
+    if (!el) return { label: 'nothing', frame: false };
+    return { label: label(el), frame: el.localName === 'iframe' || el.localName === 'frame' };
+  }
+
+  // storage lists the items of localStorage or sessionStorage, at most 100.
+  function storage(kind) {
+    /** @type {Storage | null} */
+    let st = null;
+    try {
+      st = kind === 'session' ? window.sessionStorage : window.localStorage;
+    } catch (e) {
+      return [];
+    }
+    const out = [];
+    for (let i = 0; st && i < st.length && i < 100; i++) {
+      const k = st.key(i);
+      if (k !== null) out.push([k, String(st.getItem(k))]);
+    }
+    return out;
+  }
+
   const api = {
     snapshot, find, point, focus, value, selectOption, checkState, scroll, scrollTo,
-    rect, check, read, info, frameBox, labelOf, fieldState, watch, quiet, changes,
+    rect, check, read, info, frameBox, labelOf, fieldState, watch, quiet, changes, at, storage,
   };
 
   return {
