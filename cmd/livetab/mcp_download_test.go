@@ -56,6 +56,9 @@ function save() {
 			dir := t.TempDir()
 			c := startMCP(t, h, nil, append(backend.args, "--allow-domain", "127.0.0.1", "--download-dir", dir)...)
 			c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/files"})
+			// A capture of the link first: capture's own download
+			// behaviour, set and reset, must not undo the agent's.
+			c.ok(t, "browser_capture", map[string]any{"selector": "a", "name": "captured.csv"})
 			for _, f := range []struct{ selector, name, body, mime string }{
 				{"a", "report.csv", reportCSV, "text/csv"},
 				{"button", "notes.txt", "my notes", "text/plain"},
@@ -76,12 +79,12 @@ function save() {
 				}
 			}
 			ents, _ := os.ReadDir(dir)
-			if len(ents) != 2 {
+			if len(ents) != 3 {
 				var names []string
 				for _, e := range ents {
 					names = append(names, e.Name())
 				}
-				t.Errorf("the download dir holds %q, want the two files", names)
+				t.Errorf("the download dir holds %q, want the capture and the two files", names)
 			}
 		})
 	}
