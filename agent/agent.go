@@ -160,6 +160,9 @@ func (s *Server) page(ctx context.Context) (*page.Page, error) {
 	}
 	tabCtx, cancel := chromedp.NewContext(s.opts.Browser)
 	opts := []page.Option{page.WithGuard(s.pol), page.WithFileSetter(setFiles)}
+	if s.pol.DownloadDir != "" {
+		opts = append(opts, page.WithDownloadDir(s.pol.DownloadDir))
+	}
 	if s.opts.Settle != 0 {
 		opts = append(opts, page.WithSettle(max(s.opts.Settle, 0), 0))
 	}

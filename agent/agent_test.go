@@ -113,7 +113,7 @@ func TestToolsMatchGolden(t *testing.T) {
 	if err := json.Unmarshal(b, &golden); err != nil {
 		t.Fatal(err)
 	}
-	got := listed(t, connect(t, newServer(t, Options{Policy: &policy.Policy{AllowEval: true}})))
+	got := listed(t, connect(t, newServer(t, Options{Policy: &policy.Policy{AllowEval: true, DownloadDir: t.TempDir()}})))
 	var want []string
 	for _, g := range golden {
 		name := g["name"].(string)
@@ -155,12 +155,28 @@ func TestToolsMatchGolden(t *testing.T) {
 // what the server's instructions say once.
 func TestToolsListedByPolicy(t *testing.T) {
 	off := listed(t, connect(t, newServer(t, Options{})))
-	on := listed(t, connect(t, newServer(t, Options{Policy: &policy.Policy{AllowEval: true}})))
+	on := listed(t, connect(t, newServer(t, Options{Policy: &policy.Policy{AllowEval: true, DownloadDir: t.TempDir()}})))
 	if off["browser_eval"] != nil || on["browser_eval"] == nil {
 		t.Errorf("browser_eval listed with eval off: %v, with eval on: %v", off["browser_eval"] != nil, on["browser_eval"] != nil)
 	}
-	if len(on) != len(off)+1 {
-		t.Errorf("%d tools with eval on, %d with it off", len(on), len(off))
+	if off["browser_pdf"] != nil || on["browser_pdf"] == nil {
+		t.Errorf("browser_pdf listed without a download dir: %v, with one: %v", off["browser_pdf"] != nil, on["browser_pdf"] != nil)
+	}
+	if len(on) != len(off)+2 {
+		t.Errorf("%d tools with eval on and a download dir, %d without", len(on), len(off))
+	}
+	// Read-only: no tool that gives input, navigates or uploads is listed.
+	ro := listed(t, connect(t, newServer(t, Options{Policy: &policy.Policy{ReadOnly: true}})))
+	for _, name := range []string{"browser_navigate", "browser_click", "browser_click_xy", "browser_type", "browser_press", "browser_hover",
+		"browser_select", "browser_check", "browser_drag", "browser_fill_form", "browser_upload", "browser_resize", "browser_eval"} {
+		if ro[name] != nil {
+			t.Errorf("%s is listed in read-only mode", name)
+		}
+	}
+	for _, name := range []string{"browser_snapshot", "browser_read", "browser_console", "browser_network", "browser_storage", "browser_tabs", "browser_dialog"} {
+		if ro[name] == nil {
+			t.Errorf("%s is not listed in read-only mode", name)
+		}
 	}
 	if !strings.Contains(Instructions, "reconnecting or disconnected") || !strings.Contains(Instructions, "policy") {
 		t.Errorf("the instructions lack the retry note:\n%s", Instructions)
@@ -179,7 +195,7 @@ var update = flag.Bool("update", false, "rewrite testdata/tools.golden.json with
 // required lists of output schemas that allRequired checks.
 func writeGolden(t *testing.T) {
 	t.Helper()
-	got := listed(t, connect(t, newServer(t, Options{Policy: &policy.Policy{AllowEval: true}})))
+	got := listed(t, connect(t, newServer(t, Options{Policy: &policy.Policy{AllowEval: true, DownloadDir: t.TempDir()}})))
 	var out []map[string]any
 	for _, name := range slices.Sorted(maps.Keys(got)) {
 		tool := got[name]

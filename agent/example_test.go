@@ -104,18 +104,23 @@ func ExampleServer_AddTools() {
 	// browser_capture
 	// browser_check
 	// browser_click
+	// browser_click_xy
+	// browser_console
 	// browser_dialog
 	// browser_drag
 	// browser_fill_form
 	// browser_find
 	// browser_hover
 	// browser_navigate
+	// browser_network
 	// browser_press
 	// browser_read
+	// browser_resize
 	// browser_screenshot
 	// browser_scroll
 	// browser_select
 	// browser_snapshot
+	// browser_storage
 	// browser_tabs
 	// browser_type
 	// browser_upload

@@ -31,6 +31,7 @@ var toolNotes = map[string]string{
 // readOnlyTools change nothing in the page.
 var readOnlyTools = map[string]bool{
 	"browser_snapshot": true, "browser_find": true, "browser_read": true, "browser_screenshot": true, "browser_wait": true, "browser_scroll": true,
+	"browser_console": true, "browser_network": true, "browser_storage": true,
 }
 
 // AddTools adds livetab's tools to srv, a program's own MCP server. They
@@ -45,23 +46,36 @@ func (s *Server) AddTools(srv *mcp.Server) {
 	}
 	// page's tools but browser_tabs, which is the server's own: it sees
 	// only the tabs the agent opened and the person shared.
+	ro := s.pol.ReadOnly
 	addPageTool[page.SnapshotArgs](s, srv, desc)
 	addPageTool[page.FindArgs](s, srv, desc)
-	addPageTool[page.NavigateArgs](s, srv, desc)
-	addPageTool[page.ClickArgs](s, srv, desc)
-	addPageTool[page.TypeArgs](s, srv, desc)
-	addPageTool[page.PressArgs](s, srv, desc)
-	addPageTool[page.HoverArgs](s, srv, desc)
+	if !ro {
+		addPageTool[page.NavigateArgs](s, srv, desc)
+		addPageTool[page.ClickArgs](s, srv, desc)
+		addPageTool[page.ClickXYArgs](s, srv, desc)
+		addPageTool[page.TypeArgs](s, srv, desc)
+		addPageTool[page.PressArgs](s, srv, desc)
+		addPageTool[page.HoverArgs](s, srv, desc)
+	}
 	addPageTool[page.ScrollArgs](s, srv, desc)
-	addPageTool[page.SelectArgs](s, srv, desc)
-	addPageTool[page.CheckArgs](s, srv, desc)
-	addPageTool[page.DragArgs](s, srv, desc)
-	addTool(s, srv, &mcp.Tool{
-		Name:        "browser_fill_form",
-		Description: desc["browser_fill_form"] + toolNotes["browser_fill_form"],
-		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)},
-	}, nil, s.fillFormTool)
+	if !ro {
+		addPageTool[page.SelectArgs](s, srv, desc)
+		addPageTool[page.CheckArgs](s, srv, desc)
+		addPageTool[page.DragArgs](s, srv, desc)
+		addTool(s, srv, &mcp.Tool{
+			Name:        "browser_fill_form",
+			Description: desc["browser_fill_form"] + toolNotes["browser_fill_form"],
+			Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)},
+		}, nil, s.fillFormTool)
+		addPageTool[page.ViewportArgs](s, srv, desc)
+	}
 	addPageTool[page.WaitArgs](s, srv, desc)
+	addPageTool[page.ConsoleArgs](s, srv, desc)
+	addPageTool[page.NetworkArgs](s, srv, desc)
+	addPageTool[page.StorageArgs](s, srv, desc)
+	if s.pol.DownloadDir != "" {
+		addPageTool[page.PDFArgs](s, srv, desc)
+	}
 	addTool(s, srv, &mcp.Tool{
 		Name:        "browser_read",
 		Description: desc["browser_read"] + s.readNote(),
@@ -85,6 +99,9 @@ func (s *Server) AddTools(srv *mcp.Server) {
 			"Returns the file's path, MIME type, size and SHA-256, and the image itself when it is small. Takes an index from the latest browser_snapshot.",
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)},
 	}, reflect.TypeFor[captureOutput](), s.captureTool)
+	if ro {
+		return
+	}
 	addTool(s, srv, &mcp.Tool{
 		Name: "browser_upload",
 		Description: "Put files into a file input (or drop them onto a drop zone, or paste them) as a person choosing files would. Only files in the person's upload directory can be sent; " +

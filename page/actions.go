@@ -41,10 +41,18 @@ func (p *Page) runWith(ctx context.Context, dialogOK bool, act Action, settle bo
 	if settle && act.Kind == KindAct {
 		a.watch()
 	}
+	a.t.mu.Lock()
+	a.dlSeq = a.t.dlSeq
+	a.t.mu.Unlock()
 	msg, err := f(a)
 	var settled string
 	if settle && err == nil {
 		settled = a.quietDown()
+	}
+	if dls := a.t.downloadsSince(a.dlSeq); len(dls) > 0 {
+		if d := a.finishDownloads(dls); d != "" {
+			settled = strings.TrimPrefix(settled+"; "+d, "; ")
+		}
 	}
 	a.note = append(a.note, p.popupNotes(ctx, a.t, mark)...)
 	a.t.mu.Lock()

@@ -3,7 +3,8 @@
 //
 // A [Page] works over any chromedp tab context — a livetab tab in a person's
 // own Chrome, or a tab of chromedp's ExecAllocator — and sends nothing but
-// tab-level commands, plus the browser-level ones chromedp itself sends to
+// commands on the tab's session (Browser.setDownloadBehavior too, with
+// WithDownloadDir), plus the browser-level ones chromedp itself sends to
 // open, attach to and close tabs.
 //
 // # Snapshots and element indexes
@@ -53,6 +54,14 @@
 // [ErrNotVisible], [ErrDisabled] or [ErrCovered]; an action that starts a
 // navigation waits for the new page; a navigation during typing stops it with
 // [ErrNavigated].
+//
+// Then every action settles ([WithSettle], at most 1 s by default): it waits
+// until no request is in flight and the document has not changed for a
+// moment (canvas encodes under way count as changes to come), and its result
+// says what it waited for and what changed — elements added and removed,
+// field values, alerts and live regions, headings. With [WithDownloadDir] a
+// download an action starts goes to that directory, and the result names
+// the file, its size, MIME type and SHA-256.
 //
 // [Page.FillForm] fills many fields (text, select, checkbox, radio, file)
 // in one call, each by index or selector, and can click the submit button

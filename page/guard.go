@@ -235,7 +235,26 @@ func (t *tab) paused(ev *fetch.EventRequestPaused) {
 	}
 	t.changed()
 	t.mu.Unlock()
-	_, _ = chromedp.Call(ctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
+	reason := network.ErrorReasonBlockedByClient
+	if r.MainFrame && ev.ResourceType == network.ResourceTypeDocument {
+		// Aborted, a navigation leaves the tab on the page it was on.
+		// Blocked, Chrome would commit an error page at the refused URL,
+		// outside the domains, and the relay would take the tab from the
+		// agent.
+		reason = network.ErrorReasonAborted
+	}
+	_, _ = chromedp.Call(ctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: reason})
+}
+
+// blockedMain reports whether the guard refused a main-frame request after
+// seq. Call with t.mu held.
+func (t *tab) blockedMain(seq uint64) bool {
+	for _, b := range t.blocked {
+		if b.seq > seq && b.main {
+			return true
+		}
+	}
+	return false
 }
 
 // blockedSince returns the requests blocked after seq.

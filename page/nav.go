@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -71,13 +70,8 @@ func (a *action) navigate(url string) (string, error) {
 	if err := a.loadWait(chromedp.Navigate(url)); err != nil {
 		if berr := firstBlocked(a.t.blockedSince(a.blockSeq)); berr != nil {
 			a.blockReported = true
-			// The browser puts an error page in place of the blocked one;
-			// let it land, so that the next action sees where the tab is.
-			t := a.t
-			wctx, cancel := context.WithTimeout(a.ctx, 2*time.Second)
-			_ = t.waitState(wctx, func() bool { return t.navSeq != a.navSeq && !t.loading || t.closed })
-			cancel()
-			return "", fmt.Errorf("loading %s: %w", url, berr)
+			// The guard aborts it: the tab stays on the page it was on.
+			return "", fmt.Errorf("loading %s: %w; the tab stays at %s", url, berr, a.t.currentURL())
 		}
 		var le *chromedp.LoadError
 		if errors.As(err, &le) {
@@ -168,4 +162,14 @@ func (a *action) history(delta int) (string, error) {
 		verb = "went forward"
 	}
 	return verb + "; " + a.where(), nil
+}
+
+// currentURL is the URL of the tab's main frame, as its events said.
+func (t *tab) currentURL() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.url == "" {
+		return "its page"
+	}
+	return t.url
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	cdppage "github.com/chromedp/cdproto/page"
@@ -45,6 +46,7 @@ type config struct {
 	setFiles      func(ctx context.Context, el runtime.RemoteObjectID, paths []string) error
 	settleMax     time.Duration
 	settleQuiet   time.Duration
+	downloadDir   string
 }
 
 // WithViewport sets the viewport that the Page emulates in each of its tabs,
@@ -244,6 +246,9 @@ func (p *Page) attach(t *tab) error {
 	}
 	go t.watch(det)
 	go t.dialogLoop()
+	if err := p.setDownloads(t); err != nil {
+		return err
+	}
 	if p.cfg.vw > 0 && p.cfg.vh > 0 {
 		ctx, cancel := context.WithTimeout(t.ctx, 10*time.Second)
 		defer cancel()
@@ -297,6 +302,12 @@ type tab struct {
 	adopted  bool         // attached with AttachTab: the person's tab
 	blocked  []blockedReq // requests the guard refused, newest last
 	blockSeq uint64
+
+	downloads []*download // newest last
+	dlSeq     uint64
+
+	console  []consoleMsg // newest last
+	requests []*netReq    // newest last
 }
 
 type popupInfo struct {
@@ -318,6 +329,7 @@ func (t *tab) onEvent(ev any) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.onDevtools(ev)
 	switch ev := ev.(type) {
 	case *network.EventRequestWillBeSent:
 		// The document of a cross-origin iframe finishes loading in the
@@ -397,6 +409,8 @@ func (t *tab) onEvent(ev any) {
 		if len(t.opens) > 16 {
 			t.opens = t.opens[len(t.opens)-16:]
 		}
+	case *browser.EventDownloadWillBegin, *browser.EventDownloadProgress:
+		t.onDownload(ev)
 	case *target.EventTargetCreated:
 		t.notePopup(ev.TargetInfo)
 	case *target.EventTargetInfoChanged:
@@ -493,7 +507,9 @@ type action struct {
 	navReq  uint64
 	note    []string // facts for the result text, e.g. a navigation
 
-	watching bool // the main document records what the action changes
+	watching  bool // the main document records what the action changes
+	dlSeq     uint64
+	downloads []Download // files the action downloaded
 
 	blockSeq      uint64 // the tab's blocked requests before the action
 	blockReported bool   // the action's error already tells of a blocked request
@@ -607,7 +623,7 @@ func (a *action) settle() {
 	}
 	cctx, cancel := context.WithTimeout(a.ctx, commitWait)
 	err := t.waitState(cctx, func() bool {
-		return t.navSeq != a.navSeq || t.withinDoc != a.within || t.closed
+		return t.navSeq != a.navSeq || t.withinDoc != a.within || t.closed || t.blockedMain(a.blockSeq)
 	})
 	cancel()
 	if err != nil {
@@ -615,6 +631,9 @@ func (a *action) settle() {
 			a.note = append(a.note, "a navigation was requested but the page has not changed yet")
 		}
 		return
+	}
+	if t.navSeq == a.navSeq && t.withinDoc == a.within && !t.closed {
+		return // the guard refused it; the result says so
 	}
 	lctx, cancel := context.WithTimeout(a.ctx, t.p.cfg.navTimeout)
 	defer cancel()

@@ -29,7 +29,8 @@ type Tool struct {
 
 // ToolArgs is the arguments of one tool: SnapshotArgs, FindArgs, NavigateArgs,
 // ClickArgs, TypeArgs, PressArgs, HoverArgs, ScrollArgs, SelectArgs,
-// CheckArgs, DragArgs, FillFormArgs, WaitArgs, ReadArgs, EvalArgs, DialogArgs, TabsArgs
+// CheckArgs, DragArgs, FillFormArgs, WaitArgs, ReadArgs, EvalArgs, DialogArgs, TabsArgs,
+// ClickXYArgs, ConsoleArgs, NetworkArgs, PDFArgs, ViewportArgs, StorageArgs
 // or ScreenshotArgs. Run runs it.
 type ToolArgs interface {
 	// ToolName is the name of the tool these arguments are for.
@@ -179,7 +180,34 @@ type ScreenshotArgs struct {
 	Quality int    `json:"quality,omitempty" jsonschema:"JPEG quality." schema:"minimum=1 maximum=100"`
 }
 
+// ClickXYArgs are the arguments of browser_click_xy.
+type ClickXYArgs struct {
+	X      float64 `json:"x" jsonschema:"CSS pixels from the viewport's left edge."`
+	Y      float64 `json:"y" jsonschema:"CSS pixels from the viewport's top edge."`
+	Button string  `json:"button,omitempty" schema:"enum=left|right|middle default=left"`
+	Double bool    `json:"double,omitempty"`
+}
+
+// ConsoleArgs are the arguments of browser_console.
+type ConsoleArgs struct {
+	Level string `json:"level,omitempty" schema:"enum=all|error|warning|info|debug default=all"`
+	Clear bool   `json:"clear,omitempty" jsonschema:"Forget the messages listed."`
+}
+
+// NetworkArgs are the arguments of browser_network.
+type NetworkArgs struct {
+	RequestID string `json:"request_id,omitempty" jsonschema:"One request from the list: its headers and body."`
+	Filter    string `json:"filter,omitempty" jsonschema:"List only URLs containing this."`
+	MaxBody   int    `json:"max_body,omitempty" jsonschema:"Characters of the body." schema:"minimum=100 default=4000"` // DefaultMaxBody
+}
+
 func (SnapshotArgs) ToolName() string   { return "browser_snapshot" }
+func (ClickXYArgs) ToolName() string    { return "browser_click_xy" }
+func (ConsoleArgs) ToolName() string    { return "browser_console" }
+func (NetworkArgs) ToolName() string    { return "browser_network" }
+func (PDFArgs) ToolName() string        { return "browser_pdf" }
+func (ViewportArgs) ToolName() string   { return "browser_resize" }
+func (StorageArgs) ToolName() string    { return "browser_storage" }
 func (FindArgs) ToolName() string       { return "browser_find" }
 func (NavigateArgs) ToolName() string   { return "browser_navigate" }
 func (ClickArgs) ToolName() string      { return "browser_click" }
@@ -231,6 +259,12 @@ var toolDefs = []toolDef{
 	def[EvalArgs]("Run a JavaScript expression in the page and return its JSON result (promises are awaited)."),
 	def[DialogArgs]("Accept or dismiss the JavaScript dialog (alert, confirm, prompt) that blocks the page."),
 	def[TabsArgs]("List, open, switch to or close tabs."),
+	def[ClickXYArgs]("Click at a point of the viewport, as seen on a screenshot."),
+	def[ConsoleArgs]("List the tab's console messages and uncaught errors."),
+	def[NetworkArgs]("List the tab's requests, or show one request's headers and bodies."),
+	def[PDFArgs]("Save the page as a PDF in the download directory."),
+	def[ViewportArgs]("Resize the viewport, emulate a phone, print media or a colour scheme; or reset."),
+	def[StorageArgs]("Read the page's cookies (httpOnly values withheld), localStorage and sessionStorage."),
 	def[ScreenshotArgs]("Capture the viewport, the full page, one element, or the viewport with numbered boxes over the elements (marked: the numbers are element indexes, as in a snapshot)."),
 }
 
@@ -548,4 +582,42 @@ func (a ScreenshotArgs) run(ctx context.Context, p *Page) (Result, error) {
 		msg += fmt.Sprintf(" (the page is taller; cut at %d CSS pixels)", p.cfg.maxShotHeight)
 	}
 	return Result{Text: msg, Image: img.Data, MIME: img.MIME}, nil
+}
+
+func (a ClickXYArgs) run(ctx context.Context, p *Page) (Result, error) {
+	o := ClickOptions{Button: a.Button}
+	if a.Double {
+		o.Count = 2
+	}
+	msg, err := p.run(ctx, false, Action{Kind: KindAct, Op: "click"}, func(x *action) (string, error) { return x.clickAt(a.X, a.Y, o) })
+	return text(msg), err
+}
+
+func (a ConsoleArgs) run(ctx context.Context, p *Page) (Result, error) {
+	msg, err := p.run(ctx, false, Action{Kind: KindRead, Op: "console"}, func(x *action) (string, error) { return x.consoleText(a.Level, a.Clear), nil })
+	return text(msg), err
+}
+
+func (a NetworkArgs) run(ctx context.Context, p *Page) (Result, error) {
+	maxBody := a.MaxBody
+	if maxBody <= 0 {
+		maxBody = DefaultMaxBody
+	}
+	msg, err := p.run(ctx, false, Action{Kind: KindRead, Op: "network"}, func(x *action) (string, error) { return x.networkText(a.RequestID, a.Filter, maxBody) })
+	return text(msg), err
+}
+
+func (a PDFArgs) run(ctx context.Context, p *Page) (Result, error) {
+	msg, err := p.run(ctx, false, Action{Kind: KindCapture, Op: "pdf"}, func(x *action) (string, error) { return x.pdf(a) })
+	return text(msg), err
+}
+
+func (a ViewportArgs) run(ctx context.Context, p *Page) (Result, error) {
+	msg, err := p.runWith(ctx, false, Action{Kind: KindAct, Op: "resize"}, false, func(x *action) (string, error) { return x.emulate(a) })
+	return text(msg), err
+}
+
+func (a StorageArgs) run(ctx context.Context, p *Page) (Result, error) {
+	msg, err := p.run(ctx, false, Action{Kind: KindRead, Op: "storage"}, func(x *action) (string, error) { return x.storage(a.What) })
+	return text(msg), err
 }

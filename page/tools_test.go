@@ -61,7 +61,7 @@ func TestToolArgsDecode(t *testing.T) {
 			}
 		}
 	}
-	if len(seen) != 18 {
+	if len(seen) != 24 {
 		t.Errorf("%d tools", len(seen))
 	}
 }

@@ -2,15 +2,16 @@ package page
 
 import (
 	"errors"
-	"time"
-
-	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"image"
 	"image/color"
 	"image/draw"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/chromedp/kb"
 )
 
@@ -177,5 +178,30 @@ func TestMarkLabelsLegible(t *testing.T) {
 				t.Errorf("bg %v, [%d]: the tag's rings contrast %.1f with the page, want ≥ 3", bg, n, best)
 			}
 		}
+	}
+}
+
+// A site's suggested file name never leaves the download directory nor
+// hides there.
+func TestSafeName(t *testing.T) {
+	for in, want := range map[string]string{
+		"report.csv":       "report.csv",
+		"../../etc/passwd": "passwd",
+		"..":               "download",
+		".bashrc":          "bashrc",
+		"a\\b:c\x00.txt":   "a_b_c_.txt",
+		"":                 "download",
+		"/":                "download",
+	} {
+		if got := safeName(in); got != want {
+			t.Errorf("safeName(%q) = %q, want %q", in, got, want)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := uniquePath(dir, "a.txt"); got != filepath.Join(dir, "a (2).txt") {
+		t.Errorf("uniquePath: %s", got)
 	}
 }

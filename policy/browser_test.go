@@ -266,12 +266,15 @@ func TestRedirectToPrivate(t *testing.T) {
 	if n := e.hits.Load(); n != 0 {
 		t.Errorf("%d requests reached the private server", n)
 	}
-	// A blocked navigation leaves an error page for the blocked URL, which
-	// the agent may not read; it may go back.
-	_, err = e.p.Snapshot(e.ctx, page.SnapshotOptions{})
-	wantDenied(t, err, policy.RuleAddress)
-	if err := e.p.Back(e.ctx); err != nil {
+	// The guard aborts a blocked navigation: the tab stays on the page it
+	// was on, which the agent may read, rather than on an error page for
+	// the blocked URL.
+	snap, err := e.p.Snapshot(e.ctx, page.SnapshotOptions{})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if strings.Contains(snap.URL, "127.0.0.2") {
+		t.Errorf("the tab is at %s", snap.URL)
 	}
 	e.untouched(t)
 }

@@ -33,6 +33,11 @@ function make() {
       document.getElementById('old').remove();
       document.getElementById('st').textContent = 'Image ready';
       document.getElementById('total').value = '2';
+      document.querySelector('h1').textContent = 'Maker: done';
+      const al = document.createElement('div');
+      al.setAttribute('role', 'alert');
+      al.textContent = 'Quota almost used';
+      document.body.append(al);
       fetch("/made", {method: "POST"});
     });
   }, 80);
@@ -84,10 +89,15 @@ func TestMCPSettle(t *testing.T) {
 				`- button "Old button"`,
 				`~ textbox "Total" = "2"`,
 				`! status "Image ready"`,
+				`! alert "Quota almost used"`,
+				`# heading "Maker: done"`,
 			} {
 				if !strings.Contains(out, want) {
 					t.Errorf("the click's result lacks %q:\n%s", want, out)
 				}
+			}
+			if n := strings.Count(out, "Quota almost used"); n != 1 {
+				t.Errorf("the alert is said %d times:\n%s", n, out)
 			}
 			if n := app.made.Load(); n != 1 {
 				t.Errorf("the server heard of %d images when the click returned, want 1", n)

@@ -1222,7 +1222,8 @@
     watcher = null;
     const out = [];
     for (const e of w.added) {
-      if (!e.isConnected) continue;
+      // A live region added says its text below, once.
+      if (!e.isConnected || e.matches(REGION)) continue;
       const v = e.localName === 'img' || !isVisible(e) ? '' : cut(fieldValue(e), 60);
       out.push('+ ' + safeLabel(e) + (e.localName === 'img' && /** @type {HTMLImageElement} */ (e).currentSrc.startsWith('blob:') ? ' (blob: image)' : '') + (v ? ' = "' + v + '"' : '') + (isVisible(e) ? '' : ' (hidden)'));
     }
@@ -1235,7 +1236,7 @@
       if (now !== v) out.push('~ ' + safeLabel(e) + ' = "' + cut(now, 60) + '"');
     }
     for (const e of w.regions) {
-      if (!e.isConnected || w.added.has(e) && !textOf(e)) continue;
+      if (!e.isConnected || !textOf(e)) continue;
       const role = e.getAttribute('role') || (e.localName === 'output' ? 'output' : 'live region');
       out.push('! ' + role + ' "' + cut(textOf(e), 160) + '"');
     }
@@ -1251,9 +1252,39 @@
     return out;
   }
 
+  // at names what a click at viewport point x, y of the main frame hits.
+  function at(x, y) {
+    /** @type {Element | null} */
+    let el = document.elementFromPoint(x, y);
+    while (el && el.shadowRoot) {
+      const inner = el.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === el) break;
+      el = inner;
+    }
+    if (!el) return { label: 'nothing', frame: false };
+    return { label: label(el), frame: el.localName === 'iframe' || el.localName === 'frame' };
+  }
+
+  // storage lists the items of localStorage or sessionStorage, at most 100.
+  function storage(kind) {
+    /** @type {Storage | null} */
+    let st = null;
+    try {
+      st = kind === 'session' ? window.sessionStorage : window.localStorage;
+    } catch (e) {
+      return [];
+    }
+    const out = [];
+    for (let i = 0; st && i < st.length && i < 100; i++) {
+      const k = st.key(i);
+      if (k !== null) out.push([k, String(st.getItem(k))]);
+    }
+    return out;
+  }
+
   const api = {
     snapshot, find, point, focus, value, selectOption, checkState, scroll, scrollTo,
-    rect, check, read, info, frameBox, labelOf, fieldState, watch, quiet, changes,
+    rect, check, read, info, frameBox, labelOf, fieldState, watch, quiet, changes, at, storage,
   };
 
   return {

@@ -1,0 +1,226 @@
+package page
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
+)
+
+// DefaultDownloadWait bounds how long an action waits for the downloads it
+// started to finish.
+const DefaultDownloadWait = time.Minute
+
+// WithDownloadDir makes the Page's tabs download into dir, and an action
+// that starts a download wait for it (up to DefaultDownloadWait) and
+// report the file: its path, size, MIME type and SHA-256. Each file takes
+// the name the site suggested, made safe and unique in dir.
+func WithDownloadDir(dir string) Option {
+	return func(c *config) { c.downloadDir = dir }
+}
+
+// Download is a file an action downloaded.
+type Download struct {
+	URL    string `json:"url"`
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	MIME   string `json:"mime"`
+	SHA256 string `json:"sha256"`
+}
+
+// download is a download of a tab, from its Browser.download* events.
+type download struct {
+	seq   uint64
+	guid  string
+	url   string
+	name  string
+	state browser.DownloadProgressState
+	path  string
+}
+
+// setDownloads points the tab's downloads at the download directory.
+func (p *Page) setDownloads(t *tab) error {
+	dir := p.cfg.downloadDir
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("making the download directory: %w", err)
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		p.cfg.downloadDir = abs
+	}
+	ctx, cancel := context.WithTimeout(t.ctx, 10*time.Second)
+	defer cancel()
+	_, err := chromedp.Call(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+		Behavior:      browser.SetDownloadBehaviorBehaviorAllowAndName,
+		DownloadPath:  p.cfg.downloadDir,
+		EventsEnabled: new(true),
+	})
+	if err != nil {
+		return fmt.Errorf("downloading into %s: %w", p.cfg.downloadDir, err)
+	}
+	return nil
+}
+
+// onDownload records a download event. Call with t.mu held.
+func (t *tab) onDownload(ev any) {
+	switch ev := ev.(type) {
+	case *browser.EventDownloadWillBegin:
+		for _, d := range t.downloads {
+			if d.guid == ev.GUID {
+				return
+			}
+		}
+		t.dlSeq++
+		t.downloads = append(t.downloads, &download{seq: t.dlSeq, guid: ev.GUID, url: ev.URL, name: ev.SuggestedFilename})
+		if len(t.downloads) > 16 {
+			t.downloads = t.downloads[len(t.downloads)-16:]
+		}
+	case *browser.EventDownloadProgress:
+		for _, d := range t.downloads {
+			if d.guid == ev.GUID {
+				d.state = ev.State
+				if ev.FilePath != "" {
+					d.path = ev.FilePath
+				}
+			}
+		}
+	}
+}
+
+// downloadsSince returns the downloads that began after seq.
+func (t *tab) downloadsSince(seq uint64) []*download {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []*download
+	for _, d := range t.downloads {
+		if d.seq > seq {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// finishDownloads waits for the downloads the action started and says what
+// became of each.
+func (a *action) finishDownloads(dls []*download) string {
+	t := a.t
+	ctx, cancel := context.WithTimeout(a.ctx, DefaultDownloadWait)
+	defer cancel()
+	err := t.waitState(ctx, func() bool {
+		for _, d := range dls {
+			if d.state != browser.DownloadProgressStateCompleted && d.state != browser.DownloadProgressStateCanceled {
+				return t.closed
+			}
+		}
+		return true
+	})
+	var lines []string
+	for _, d := range dls {
+		t.mu.Lock()
+		st, path := d.state, d.path
+		t.mu.Unlock()
+		switch {
+		case st == browser.DownloadProgressStateCompleted:
+			if path == "" {
+				path = filepath.Join(t.p.cfg.downloadDir, d.guid)
+			}
+			f, ferr := t.p.keepDownload(d, path)
+			if ferr != nil {
+				lines = append(lines, fmt.Sprintf("downloaded %s, but %v", d.url, ferr))
+				continue
+			}
+			a.downloads = append(a.downloads, f)
+			lines = append(lines, fmt.Sprintf("downloaded %s (%d bytes, %s, sha256 %s) from %s", f.Path, f.Size, f.MIME, f.SHA256, f.URL))
+		case st == browser.DownloadProgressStateCanceled:
+			lines = append(lines, "the download of "+d.url+" was canceled")
+		case err != nil:
+			lines = append(lines, fmt.Sprintf("the download of %s did not finish within %v; it goes on into %s", d.url, DefaultDownloadWait, t.p.cfg.downloadDir))
+		}
+	}
+	return strings.Join(lines, "; ")
+}
+
+// keepDownload gives a finished download the name the site suggested, safe
+// and unique in the download directory, and reads its size, type and hash.
+func (p *Page) keepDownload(d *download, path string) (Download, error) {
+	dir := p.cfg.downloadDir
+	name := safeName(d.name)
+	dst := uniquePath(dir, name)
+	if err := os.Rename(path, dst); err != nil {
+		if !errors.Is(err, os.ErrNotExist) || path == dst {
+			return Download{}, fmt.Errorf("it could not be named %s: %w", name, err)
+		}
+		return Download{}, fmt.Errorf("the file is not at %s: %w", path, err)
+	}
+	f, err := os.Open(dst)
+	if err != nil {
+		return Download{}, err
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	h := sha256.New()
+	h.Write(head[:n])
+	size, err := io.Copy(h, f)
+	if err != nil {
+		return Download{}, err
+	}
+	typ := mime.TypeByExtension(filepath.Ext(dst))
+	if typ == "" {
+		typ = http.DetectContentType(head[:n])
+	}
+	return Download{URL: d.url, Path: dst, Size: size + int64(n), MIME: typ, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// safeName makes a site's suggested file name safe to create: no
+// directories, no hidden or empty name, no control characters.
+func safeName(s string) string {
+	s = filepath.Base(filepath.Clean("/" + s))
+	if s == "/" || s == "." {
+		s = ""
+	}
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == '/' || r == '\\' || r == ':' {
+			return '_'
+		}
+		return r
+	}, s)
+	s = strings.TrimLeft(strings.TrimSpace(s), ".")
+	if s == "" {
+		s = "download"
+	}
+	if len(s) > 120 {
+		ext := filepath.Ext(s)
+		if len(ext) > 20 {
+			ext = ""
+		}
+		s = s[:120-len(ext)] + ext
+	}
+	return s
+}
+
+// uniquePath is dir/name, or dir/name (2).ext… when that is taken.
+func uniquePath(dir, name string) string {
+	ext := filepath.Ext(name)
+	base := strings.TrimSuffix(name, ext)
+	p := filepath.Join(dir, name)
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			return p
+		}
+		p = filepath.Join(dir, fmt.Sprintf("%s (%d)%s", base, i, ext))
+	}
+}
