@@ -245,6 +245,12 @@ func Connect(ctx context.Context, opts ...Options) (context.Context, context.Can
 	// WaitForExtension until a later way answers.
 	var waiting *found
 	for _, w := range ways {
+		if err := ctx.Err(); err != nil {
+			if waiting != nil {
+				waiting.cancel()
+			}
+			return nil, nil, fmt.Errorf("livetab: Connect stopped before trying %s: %w", w, err)
+		}
 		if !slices.Contains(asked, w) {
 			reason := "not among Options.Ways"
 			if w == WayLaunch {

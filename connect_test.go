@@ -219,6 +219,18 @@ func TestConnectOrder(t *testing.T) {
 		steps(t, c.Skipped, "serve: not among Options.Ways", "extension: not among Options.Ways")
 	})
 
+	t.Run("Cancelled", func(t *testing.T) {
+		o := connectOpts(t)
+		writeToken(t, o.TokenFile, bridge.NewToken())
+		o.ExtensionWait = time.Minute
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		_, _, err := livetab.Connect(ctx, o)
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "before trying native") {
+			t.Errorf("err = %v, want the context's error before the native way", err)
+		}
+	})
+
 	t.Run("WaitForExtension", func(t *testing.T) {
 		o := connectOpts(t)
 		writeToken(t, o.TokenFile, bridge.NewToken())
