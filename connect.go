@@ -214,7 +214,8 @@ func (e *ConnectError) Unwrap() []error {
 // way keeps livetab's closing rule: cancelling a chromedp context closes
 // only the tabs it opened. The returned cancel also closes what Connect
 // started (its bridge, a launched browser). When no way answers, the error
-// is a [*ConnectError] wrapping [ErrNoBrowser] and each way's error.
+// is a [*ConnectError] wrapping [ErrNoBrowser] and each way's error
+// (docs/decisions/2026-11-24-connect-finds-a-browser.md).
 func Connect(ctx context.Context, opts ...Options) (context.Context, context.CancelFunc, error) {
 	var o Options
 	if len(opts) > 0 {
