@@ -26,6 +26,8 @@ package extcdp
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -40,6 +42,9 @@ type Options struct {
 	// ConnectTimeout is how long Allocate waits for the extension to
 	// connect. Default 30 s.
 	ConnectTimeout time.Duration
+	// ClientName is how the person sees the program in the extension's
+	// popup, where they can stop it. Default: the program's file name.
+	ClientName string
 }
 
 // Allocator is a chromedp.Allocator that attaches to the user's Chrome
@@ -78,6 +83,9 @@ func (r *Relay) NewAllocator(parent context.Context, opts ...Options) (context.C
 	if a.opts.ConnectTimeout <= 0 {
 		a.opts.ConnectTimeout = 30 * time.Second
 	}
+	if a.opts.ClientName == "" {
+		a.opts.ClientName = filepath.Base(os.Args[0]) + " (chromedp)"
+	}
 	return chromedp.NewAllocatorContext(parent, a)
 }
 
@@ -98,6 +106,7 @@ func (a *Allocator) Allocate(ctx context.Context, opts ...chromedp.BrowserOption
 	}
 	tctx, tcancel := context.WithCancel(context.Background())
 	tr := &Transport{c: a.relay.NewClient()}
+	tr.c.SetName(a.opts.ClientName)
 	a.wg.Go(func() {
 		<-ctx.Done()
 		chromedp.Cancel(ctx) // close the tabs of this context first

@@ -77,6 +77,20 @@ type Client struct {
 	// sessions counts the client's sessions (maxSessions).
 	sessions int
 
+	// id and name are how the popup shows the client (person.go); since,
+	// when it connected. name is the program's choice, under nameMu.
+	id     string
+	nameMu sync.Mutex
+	name   string
+	since  time.Time
+	// stopped: the person stopped the client in the popup; stoppedTabs,
+	// the tabs it drove that the person stopped. Under r.mu.
+	stopped     bool
+	stoppedTabs map[int64]bool
+	// onStop runs once the person stopped the client: the endpoint
+	// disconnects it.
+	onStop func()
+
 	// OnBrowserClose, when set, runs after the client sent Browser.close:
 	// the relay never closes the user's browser, it ends the connection.
 	OnBrowserClose func()
@@ -84,9 +98,11 @@ type Client struct {
 
 // NewClient connects a new client to the relay.
 func (r *Relay) NewClient() *Client {
-	c := &Client{r: r, signal: make(chan struct{}, 1), inFlightCh: make(chan struct{}, 1), hidden: map[target.ID]time.Time{}, contexts: map[cdp.BrowserContextID]bool{}}
+	c := &Client{r: r, signal: make(chan struct{}, 1), inFlightCh: make(chan struct{}, 1), hidden: map[target.ID]time.Time{}, contexts: map[cdp.BrowserContextID]bool{},
+		name: "CDP client", since: time.Now()}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	r.mu.Lock()
+	c.id = r.nextClientID()
 	if r.closed {
 		r.mu.Unlock()
 		c.closed = true // a relay that closed takes no client
@@ -95,6 +111,7 @@ func (r *Relay) NewClient() *Client {
 	}
 	r.clients[c] = struct{}{}
 	r.mu.Unlock()
+	r.touchActivity()
 	return c
 }
 
@@ -263,7 +280,10 @@ func (c *Client) hasSessionOn(t *tab) bool {
 
 // handle runs one command of a lane.
 func (c *Client) handle(m *cdproto.Message) {
-	if c.refusePaused(m) {
+	if m.SessionID == "" {
+		c.noteCommand(m, 0)
+	}
+	if c.refuseStopped(m) || c.refusePaused(m) {
 		return
 	}
 	if m.SessionID == "" {
@@ -281,7 +301,17 @@ func (c *Client) handle(m *cdproto.Message) {
 			ch = nil
 		}
 	}
+	var tabID int64
+	switch {
+	case s != nil && s.tab != nil:
+		tabID = s.tab.id
+	case ch != nil:
+		tabID = ch.tab.id
+	}
 	r.mu.Unlock()
+	if tabID != 0 {
+		c.noteCommand(m, tabID)
+	}
 	switch {
 	case s != nil && s.client == c && s.browser:
 		c.browserCommand(m, m.SessionID)
@@ -388,7 +418,7 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		case err != nil:
 			out.Error = &cdproto.Error{Code: -32000, Message: err.Error()}
 		case rep.Error != nil:
-			out.Error = r.pausedError(rep.Error)
+			out.Error = c.stoppedError(s, r.pausedError(rep.Error))
 		case rep.Result == nil:
 			out.Result = emptyObject
 		default:

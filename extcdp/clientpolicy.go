@@ -94,6 +94,9 @@ func (r *Relay) pushPolicies() {
 // refusal says why c's policy keeps it off t, or "" when it does not.
 // Call with r.mu held.
 func (c *Client) refusal(t *tab) string {
+	if why := c.personRefusal(t); why != "" {
+		return why
+	}
 	if !c.pol.set {
 		return ""
 	}

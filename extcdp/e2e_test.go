@@ -51,6 +51,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer env.Close()
+	defer closeWindowed()
 	return m.Run()
 }
 

@@ -266,6 +266,15 @@ func (e *endpoint) serveClient(w http.ResponseWriter, req *http.Request) {
 	// Browser.close ends this connection, never the user's browser; the
 	// pause lets the writer send the reply first.
 	c.OnBrowserClose = func() { time.AfterFunc(100*time.Millisecond, cancel) }
+	c.SetName(clientName(req))
+	// A client the person stopped reads the errors of the commands it had
+	// on their way, then the connection ends with the reason.
+	c.onStop = func() {
+		time.AfterFunc(stopGrace, func() {
+			ws.Close(websocket.StatusPolicyViolation, "livetab: stopped by the person in the livetab popup")
+			cancel()
+		})
+	}
 	e.opts.Logger.Info("CDP client connected", "remote", req.RemoteAddr)
 	done := make(chan struct{})
 	go func() {
@@ -321,6 +330,23 @@ func (e *endpoint) serveClient(w http.ResponseWriter, req *http.Request) {
 	<-done
 	ws.Close(websocket.StatusNormalClosure, "")
 	e.opts.Logger.Info("CDP client disconnected", "remote", req.RemoteAddr)
+}
+
+// stopGrace is how long a client the person stopped stays connected to
+// read why its commands fail.
+const stopGrace = time.Second
+
+// clientName is the name the person sees for an endpoint client: the
+// client parameter of its URL (…/devtools/browser/ID?token=T&client=NAME),
+// else its User-Agent.
+func clientName(req *http.Request) string {
+	if n := req.URL.Query().Get("client"); n != "" {
+		return n
+	}
+	if ua := req.Header.Get("User-Agent"); ua != "" {
+		return ua
+	}
+	return "CDP client"
 }
 
 // bigMessage is the size past which a client message waits for its turn.

@@ -21,3 +21,6 @@ func (r *Relay) Counts() map[string]int {
 	}
 	return n
 }
+
+// DataDocument is dataDocument, for its table test.
+var DataDocument = dataDocument

@@ -26,6 +26,16 @@ func (c *Client) release() {
 			}
 		}
 	}
+	for _, t := range touched {
+		r.releaseIfUnused(t)
+	}
+	r.closeCreated(c)
+	r.mu.Unlock()
+	r.touchActivity()
+}
+
+// closeCreated closes the tabs c opened, once. Call with r.mu held.
+func (r *Relay) closeCreated(c *Client) {
 	var mine []int64
 	for _, t := range r.tabs {
 		if t.creator == c && !c.closing[t.id] {
@@ -36,10 +46,6 @@ func (c *Client) release() {
 			mine = append(mine, t.id)
 		}
 	}
-	for _, t := range touched {
-		r.releaseIfUnused(t)
-	}
-	r.mu.Unlock()
 	if len(mine) > 0 {
 		r.goWork(clientTimeout, func(ctx context.Context) {
 			for _, id := range mine {

@@ -19,6 +19,7 @@ import (
 // makes every program's next command fail with a clear error, through a
 // worker restart, until Resume.
 func TestPauseStopsEveryProgram(t *testing.T) {
+	useWindowed(t) // as the person has it: a window, and Chrome's debugging bar
 	tab := newTab(t)
 	if err := chromedp.Do(tab, chromedp.Navigate(site.URL+"/form?pause")); err != nil {
 		t.Fatal(err)

@@ -56,6 +56,11 @@ type Relay struct {
 	// went while it was on its way (ensureAttached); under mu.
 	pauses int
 
+	// act: the actions the popup shows (person.go); clientSeq numbers
+	// the clients, under mu.
+	act       activity
+	clientSeq int64
+
 	// shared: opened by NewAllocator's one-line path, closed by the last
 	// of its users (under openMu).
 	shared bool
@@ -310,6 +315,9 @@ type session struct {
 	// docGen is the generation of the attachment's document whose node
 	// ids this session holds; 0 for none.
 	docGen int
+	// stopped: the person stopped its tab or its client; its commands
+	// fail with this (person.go). Off its tab's list, it holds nothing.
+	stopped string
 }
 
 func (s *session) targetID() target.ID {
@@ -521,7 +529,18 @@ func (r *Relay) onFrame(f *wire.Frame) {
 			return
 		}
 		if t := r.tabs[p.TabID]; t != nil {
-			r.debuggerGone(t, p.Reason)
+			if p.Reason == wire.ReasonStopped {
+				r.stopTab(t)
+			} else {
+				r.debuggerGone(t, p.Reason)
+			}
+		}
+	case wire.StopClient:
+		var p wire.StopClientParams
+		if jsonv2.Unmarshal(f.Params, &p, wire.Options) == nil {
+			if c := r.clientByID(p.Client); c != nil {
+				r.stopClient(c)
+			}
 		}
 	case wire.Download:
 		var d wire.DownloadInfo
@@ -538,6 +557,7 @@ func (r *Relay) onFrame(f *wire.Frame) {
 		jsonv2.Unmarshal(f.Params, &h, wire.Options)
 		r.setPaused(h.Paused)
 		r.reconcile(h.Attached)
+		r.touchActivity()
 	}
 }
 
@@ -739,6 +759,7 @@ func (r *Relay) newSession(c *Client, t *tab, ch *child) *session {
 		t.sessions = append(t.sessions, s)
 	}
 	c.hidden.Show(t.targetID)
+	r.touchActivity()
 	return s
 }
 
@@ -759,6 +780,7 @@ func (r *Relay) endSession(s *session) {
 		return
 	}
 	delete(r.sessions, s.id)
+	r.touchActivity()
 	s.client.sessions--
 	if s.child != nil {
 		s.child.sessions = removeSession(s.child.sessions, s)

@@ -225,7 +225,7 @@ const pauseLoaded = chrome.storage.local.get('paused')
   .catch(() => {});
 
 /** What works while paused: nothing here touches a page. */
-const PAUSE_ALLOWED = new Set(['ext.targets', 'ext.detach', 'ext.closeTab', 'ext.setPolicy', 'ext.unguard', 'ext.fileAccess']);
+const PAUSE_ALLOWED = new Set(['ext.targets', 'ext.detach', 'ext.closeTab', 'ext.setPolicy', 'ext.unguard', 'ext.fileAccess', 'ext.activity']);
 
 /** Shows the pause on the toolbar button of every tab. */
 function paintPause() {
@@ -270,6 +270,89 @@ async function share(tabId, on) {
   if (!on && !created.has(tabId)) await letGo(tabId);
   const tab = await chrome.tabs.get(tabId).catch(() => undefined);
   if (tab) tabEvent('ext.tabUpdated', tab);
+}
+
+// ---- now and recently: who drives what --------------------------------------
+
+// The relay reports its clients, the tabs each drives and the last actions
+// (ext.activity); the popup shows them, and the person stops a client or a
+// tab there. No client hears of it. The report lives in
+// chrome.storage.session, so a popup opened after a worker restart still
+// shows the last actions.
+
+/**
+ * @typedef {{id: string, name: string, tabs: number[], since: number}} ClientActivity
+ * @typedef {{client: string, name: string, tabId?: number, what: string, decision?: string, count: number, at: number}} Action
+ * @typedef {{clients: ClientActivity[], actions: Action[]}} Activity
+ */
+
+/** @type {Activity} */
+let activity = { clients: [], actions: [] };
+const activityLoaded = chrome.storage.session.get('activity').then((v) => {
+  if (v.activity) activity = readActivity(v.activity);
+}).catch(() => {});
+
+const MAX_ACTIONS = 50;
+const MAX_CLIENTS = 64;
+
+/**
+ * Keeps what the popup shows of a report: bounded, with the types it
+ * expects. The relay is trusted, but its clients chose their names.
+ * @param {any} p
+ * @returns {Activity}
+ */
+function readActivity(p) {
+  const str = (/** @type {unknown} */ v) => (typeof v === 'string' ? v.slice(0, 200) : '');
+  const num = (/** @type {unknown} */ v) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+  const clients = Array.isArray(p?.clients) ? p.clients.slice(0, MAX_CLIENTS) : [];
+  const actions = Array.isArray(p?.actions) ? p.actions.slice(-MAX_ACTIONS) : [];
+  return {
+    clients: clients.map((/** @type {any} */ c) => ({
+      id: str(c?.id), name: str(c?.name), since: num(c?.since),
+      tabs: Array.isArray(c?.tabs) ? c.tabs.filter((/** @type {unknown} */ t) => typeof t === 'number').slice(0, 100) : [],
+    })),
+    actions: actions.map((/** @type {any} */ a) => ({
+      client: str(a?.client), name: str(a?.name), what: str(a?.what), count: num(a?.count), at: num(a?.at),
+      ...(typeof a?.tabId === 'number' ? { tabId: a.tabId } : {}),
+      ...(typeof a?.decision === 'string' && a.decision ? { decision: str(a.decision) } : {}),
+    })),
+  };
+}
+
+/**
+ * @param {Activity} next
+ */
+function setActivity(next) {
+  activity = next;
+  void chrome.storage.session.set({ activity }).catch(() => {});
+  chrome.runtime.sendMessage({ type: 'livetab.activity', activity }).catch(() => {});
+}
+
+/**
+ * Stops one client; called from the popup only. The relay fails its
+ * commands from now on and lets go of its tabs.
+ * @param {string} client
+ */
+function stopClient(client) {
+  emit(notifyText('ext.stopClient', { client }));
+  setActivity({ clients: activity.clients.filter((c) => c.id !== client), actions: activity.actions });
+}
+
+/**
+ * Stops livetab driving a tab; called from the popup only. The debugger
+ * leaves at once, whatever the relay does; the relay keeps the clients
+ * that drove it off it.
+ * @param {number} tabId
+ */
+async function stopTab(tabId) {
+  ours.delete(tabId);
+  await chrome.debugger.detach({ tabId }).catch(() => {});
+  emit(notifyText('ext.detached', { tabId, reason: 'stopped' }));
+  setActivity({
+    clients: activity.clients.map((c) => ({ ...c, tabs: c.tabs.filter((t) => t !== tabId) })),
+    actions: activity.actions,
+  });
+  publish();
 }
 
 // ---- sending ---------------------------------------------------------------
@@ -394,6 +477,8 @@ function abandon(sock, why, delay, text) {
 /** Forgets the current socket and everything that belongs to it. */
 function closeDown() {
   dropPolicies();
+  // The relay's clients went with the connection; their actions stay.
+  if (activity.clients.length) setActivity({ clients: [], actions: activity.actions });
   ws = null;
   state = 'idle';
   step = 'challenge';
@@ -815,6 +900,12 @@ const ops = {
     return {};
   },
 
+  async 'ext.activity'(params) {
+    await activityLoaded;
+    setActivity(readActivity(params));
+    return {};
+  },
+
   async 'ext.fileAccess'() {
     fileAccess = await chrome.extension.isAllowedFileSchemeAccess();
     return { allowed: fileAccess };
@@ -1023,25 +1114,51 @@ chrome.runtime.onMessage.addListener((msg, _sender, reply) => {
   } else if (msg?.type === 'livetab.share' && typeof msg.tabId === 'number') {
     void share(msg.tabId, msg.shared === true).then(() => sharingList()).then(reply);
     return true;
+  } else if (msg?.type === 'livetab.activity') {
+    void activityLoaded.then(() => reply(activity));
+    return true;
+  } else if (msg?.type === 'livetab.stopClient' && typeof msg.client === 'string') {
+    stopClient(msg.client);
+    reply(activity);
+  } else if (msg?.type === 'livetab.stopTab' && typeof msg.tabId === 'number') {
+    void stopTab(msg.tabId).then(() => reply(activity));
+    return true;
   }
   return false;
 });
 
 // ---- status for the popup --------------------------------------------------
 
-/** The tabs the popup offers to share, the focused window's active tab first. */
+/**
+ * Whether the popup offers a tab to share: pages, not Chrome's own.
+ * @param {chrome.tabs.Tab} t
+ */
+function shareable(t) {
+  return t.id !== undefined && /^(https?:|about:blank)/.test(t.url || t.pendingUrl || '');
+}
+
+/**
+ * The tabs the popup offers to share, the current tab first: the focused
+ * window's active tab, or, when that is no page (the popup opened as a
+ * tab of its own), the page the person looked at last.
+ */
 async function sharingList() {
   await restored;
   const tabs = await chrome.tabs.query({});
-  const [current] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
+  let [current] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
+  if (!current || !shareable(current)) {
+    const last = (/** @type {chrome.tabs.Tab} */ t) => /** @type {{lastAccessed?: number}} */ (t).lastAccessed ?? 0;
+    current = tabs.filter(shareable).sort((a, b) => last(b) - last(a))[0];
+  }
   return tabs
-    .filter((t) => t.id !== undefined && /^(https?:|about:blank)/.test(t.url || t.pendingUrl || ''))
+    .filter(shareable)
     .map((t) => ({
       tabId: /** @type {number} */ (t.id),
       title: t.title || t.url || '',
       url: t.url || t.pendingUrl || '',
       shared: shared.has(/** @type {number} */ (t.id)),
       current: t.id === current?.id,
+      driven: ours.has(/** @type {number} */ (t.id)),
     }))
     .sort((a, b) => Number(b.current) - Number(a.current));
 }

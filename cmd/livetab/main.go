@@ -31,7 +31,8 @@
 //   - --download-dir (captures go there; uploads read only from there or
 //     from --upload-dir), --audit FILE (one JSON line per tool call,
 //     secrets redacted), --max-page-text N, --config FILE (the same as
-//     JSON).
+//     JSON), --settle D (how long an action waits at most for the page to
+//     settle, 1s by default).
 //   - Navigation is http and https only, checked after DNS and on every
 //     redirect hop: loopback, private, link-local, CGNAT and cloud-metadata
 //     addresses are refused unless --allow-private-networks or an

@@ -22,8 +22,9 @@ import (
 
 // mcpFlags is the one table of livetab mcp's flags: its -h, the command's
 // doc and the README are checked against it (TestMCPFlagsDocumented).
-func mcpFlags() (fs *flag.FlagSet, launch *launchMode, chrome *string, pf *policy.Flags) {
+func mcpFlags() (fs *flag.FlagSet, launch *launchMode, chrome *string, pf *policy.Flags, settle *time.Duration) {
 	fs = flags("mcp", "")
+	settle = fs.Duration("settle", page.DefaultSettle, "how long an action waits at most for the page to settle (navigation loaded, network idle, DOM quiet) before it returns what changed; 0: return at once")
 	launch = new(launchMode)
 	fs.Var(launch, "launch", "start a Chromium with a fresh profile and the extension, instead of using your Chrome; --launch=headless without a window")
 	chrome = fs.String("chrome", "", "the Chromium `binary` for --launch (default: $LIVETAB_CHROME, else found on the system)")
@@ -32,11 +33,11 @@ func mcpFlags() (fs *flag.FlagSet, launch *launchMode, chrome *string, pf *polic
 		f.Usage = fmt.Sprintf("cap on the `characters` of one tool result (about 4 per token); browser_read returns %d characters a call by default, "+
 			"at most this cap less %d, and reads on from the offset its result gives; 0: no cap", page.DefaultMaxChars, agent.ReadMargin)
 	}
-	return fs, launch, chrome, pf
+	return fs, launch, chrome, pf, settle
 }
 
 func runMCP(ctx context.Context, args []string) error {
-	fs, launch, chrome, pf := mcpFlags()
+	fs, launch, chrome, pf, settle := mcpFlags()
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -71,7 +72,10 @@ func runMCP(ctx context.Context, args []string) error {
 		return err
 	}
 	defer conn.close()
-	a, err := agent.New(agent.Options{Browser: conn.alloc, Ready: conn.ready, Policy: pol, EmulateViewport: conn.headless, Logger: lg})
+	if *settle == 0 {
+		*settle = -1 // agent.Options says "at once" so
+	}
+	a, err := agent.New(agent.Options{Browser: conn.alloc, Ready: conn.ready, Policy: pol, EmulateViewport: conn.headless, Settle: *settle, Logger: lg})
 	if err != nil {
 		return err
 	}

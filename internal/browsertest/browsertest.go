@@ -46,6 +46,10 @@ type Env struct {
 	cancel context.CancelFunc
 	dir    string
 	xvfb   *xvfb
+	// ctx, config and launch start the browser again (RestartBrowser).
+	ctx    context.Context
+	config extension.Config
+	launch extension.LaunchOptions
 }
 
 // Start launches an Env, waits for the extension to connect and registers
@@ -103,7 +107,9 @@ func StartEnv(opts Options) (*Env, error) {
 		}
 		procEnv = env.xvfb.env()
 	}
-	env.Browser, err = extension.Start(ctx, extension.Config{URL: env.Bridge.URL(), Token: env.Bridge.Token()}, extension.LaunchOptions{
+	env.ctx = ctx
+	env.config = extension.Config{URL: env.Bridge.URL(), Token: env.Bridge.Token()}
+	env.launch = extension.LaunchOptions{
 		ExecPath:       exe,
 		Headless:       !opts.Windowed,
 		DebuggerBar:    opts.DebuggerBar,
@@ -112,18 +118,42 @@ func StartEnv(opts Options) (*Env, error) {
 		SitePerProcess: opts.SitePerProcess,
 		UserDataDir:    dir + "/profile",
 		Stderr:         stderr,
-	})
-	if err != nil {
+	}
+	if err := env.startBrowser(); err != nil {
 		env.Close()
 		return nil, err
 	}
-	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-	defer wcancel()
-	if err := env.Bridge.WaitConnected(wctx); err != nil {
-		env.Close()
-		return nil, fmt.Errorf("browsertest: the extension did not connect: %w", err)
-	}
 	return env, nil
+}
+
+// startBrowser launches the browser and waits for its extension.
+func (e *Env) startBrowser() error {
+	var err error
+	if e.Browser, err = extension.Start(e.ctx, e.config, e.launch); err != nil {
+		e.Browser = nil
+		return err
+	}
+	wctx, wcancel := context.WithTimeout(e.ctx, 30*time.Second)
+	defer wcancel()
+	if err := e.Bridge.WaitConnected(wctx); err != nil {
+		return fmt.Errorf("browsertest: the extension did not connect: %w", err)
+	}
+	return nil
+}
+
+// RestartBrowser quits the browser and starts it again on the same
+// profile, as the person does, and waits for the extension to connect.
+// A User of the old browser is gone: connect a new one.
+func (e *Env) RestartBrowser() error {
+	if e.Browser != nil {
+		e.Browser.Close()
+	}
+	// The bridge notices the extension's socket closing a moment later;
+	// until then it would count the old browser as connected.
+	for i := 0; i < 500 && e.Bridge.Connected(); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return e.startBrowser()
 }
 
 // Allocator returns a chromedp allocator context on the env's bridge.

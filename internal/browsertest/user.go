@@ -259,6 +259,8 @@ func (u *User) ScreenshotPopup(ctx context.Context, popup string) ([]byte, error
 		res, err := u.CallSession(ctx, sid, "Page.captureScreenshot", map[string]any{
 			"format": "png",
 			"clip":   map[string]any{"x": 0, "y": 0, "width": size[0], "height": size[1], "scale": 1},
+			// A popup taller than the window still shows whole.
+			"captureBeyondViewport": true,
 		})
 		if err != nil {
 			return err
@@ -310,4 +312,51 @@ func (u *User) ShareTab(ctx context.Context, tabID int64, on bool) error {
 		throw new Error('the popup does not list tab %d');
 	})()`, tabID, want, want, tabID))
 	return err
+}
+
+// WaitPopup waits up to 10 s until the JavaScript condition cond holds in
+// an open popup page.
+func (u *User) WaitPopup(ctx context.Context, popup, cond string) error {
+	_, err := u.Eval(ctx, popup, fmt.Sprintf(`(async () => {
+		for (let i = 0; i < 1000; i++) {
+			if (%s) return true;
+			await new Promise(r => setTimeout(r, 10));
+		}
+		throw new Error('the popup never showed: ' + %q);
+	})()`, cond, cond))
+	return err
+}
+
+// ClickPopup waits until an open popup has an enabled element matching
+// the CSS selector, and clicks it as the person does.
+func (u *User) ClickPopup(ctx context.Context, popup, selector string) error {
+	q := fmt.Sprintf(`document.querySelector(%q)`, selector)
+	if err := u.WaitPopup(ctx, popup, q+` && !`+q+`.disabled`); err != nil {
+		return err
+	}
+	_, err := u.Eval(ctx, popup, q+`.click(), true`)
+	return err
+}
+
+// StopClient presses "Stop this client" next to the client of that name
+// in an open popup.
+func (u *User) StopClient(ctx context.Context, popup, name string) error {
+	id, err := u.Eval(ctx, popup, fmt.Sprintf(`(async () => {
+		for (let i = 0; i < 1000; i++) {
+			for (const li of document.querySelectorAll('#now > li[data-client]')) {
+				if (li.querySelector('.client span').textContent === %q) return li.dataset.client;
+			}
+			await new Promise(r => setTimeout(r, 10));
+		}
+		throw new Error('the popup does not list the client ' + %q);
+	})()`, name, name))
+	if err != nil {
+		return err
+	}
+	return u.ClickPopup(ctx, popup, fmt.Sprintf(`#now > li[data-client=%s] .client button.stop`, id))
+}
+
+// StopTab presses "Stop" next to a driven tab in an open popup.
+func (u *User) StopTab(ctx context.Context, popup string, tabID int64) error {
+	return u.ClickPopup(ctx, popup, fmt.Sprintf(`#now .tab[data-tab-id="%d"] button.stop`, tabID))
 }

@@ -133,7 +133,60 @@ const (
 	// Paused is the extension's event when the person pauses or resumes
 	// livetab in its popup (PausedParams).
 	Paused = "ext.paused"
+	// Activity is the relay's report to the extension of who drives which
+	// tabs and what they did last (ActivityParams); only the popup shows it.
+	Activity = "ext.activity"
+	// StopClient is the extension's event when the person stops one client
+	// in the popup (StopClientParams).
+	StopClient = "ext.stopClient"
 )
+
+// ReasonStopped is the ext.detached reason of a tab the person stopped
+// livetab driving in the popup.
+const ReasonStopped = "stopped"
+
+// ActivityParams is the payload of ext.activity: the connected clients and
+// the last actions, oldest first, at most MaxActions.
+type ActivityParams struct {
+	Clients []ClientActivity `json:"clients"`
+	Actions []Action         `json:"actions"`
+}
+
+// MaxActions bounds the actions an ext.activity carries.
+const MaxActions = 50
+
+// ClientActivity is one connected client: the name it gave at connect and
+// the tabs it has sessions on.
+type ClientActivity struct {
+	ID   string  `json:"id"`
+	Name string  `json:"name"`
+	Tabs []int64 `json:"tabs"`
+	// Since is when it connected, in Unix milliseconds.
+	Since int64 `json:"since"`
+}
+
+// Action is one thing a client did: a run of Count commands of one family
+// (What: "Runtime", "Page.navigate", a tool of livetab mcp) on one tab (0
+// for the browser level), the last at At (Unix milliseconds). Decision is
+// the policy's word on a tool call ("allowed", "denied", "confirmed").
+type Action struct {
+	Client   string `json:"client"`
+	Name     string `json:"name"`
+	TabID    int64  `json:"tabId,omitzero"`
+	What     string `json:"what"`
+	Decision string `json:"decision,omitzero"`
+	Count    int    `json:"count"`
+	At       int64  `json:"at"`
+}
+
+// StopClientParams is the payload of ext.stopClient.
+type StopClientParams struct {
+	Client string `json:"client"`
+}
+
+// StoppedMessage is the error of every command of a client the person
+// stopped in the popup.
+const StoppedMessage = "livetab: stopped by the person in the livetab popup; this connection may no longer use their browser"
 
 // PausedParams is the payload of ext.paused. While paused, the extension
 // has detached from every tab and refuses every attach and command.
