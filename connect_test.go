@@ -286,20 +286,31 @@ func TestConnectServe(t *testing.T) {
 	env := browsertest.Start(t, browsertest.Options{})
 	tok := bridge.EndpointToken(env.Bridge.Token())
 	h := env.Relay.Handler(extcdp.HandlerOptions{Token: tok})
+	names := make(chan string, 10)
+	named := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/devtools/browser/") {
+			names <- r.URL.Query().Get("client")
+		}
+		h.ServeHTTP(w, r)
+	})
 	for _, p := range []string{"/json", "/json/", "/devtools/", "/livetab/"} {
-		env.Bridge.Handle(p, h)
+		env.Bridge.Handle(p, named)
 	}
 	host := env.Bridge.Addr().String()
 	o := connectOpts(t)
 	if err := livetab.WriteEndpoint(o.EndpointFile, livetab.Endpoint{URL: env.Relay.BrowserURL(host, tok), HTTP: "http://" + host, PID: os.Getpid()}); err != nil {
 		t.Fatal(err)
 	}
+	o.ClientName = "connect test"
 	actx, c := mustConnect(t, o)
 	if c.Way != livetab.WayServe || c.Reason != fmt.Sprintf("livetab serve (pid %d) answers at http://%s", os.Getpid(), host) {
 		t.Errorf("chose %s: %q, want serve", c.Way, c.Reason)
 	}
 	steps(t, c.Skipped)
 	browse(t, actx)
+	if n := <-names; n != "connect test" {
+		t.Errorf("the serve was told the client's name is %q, want the ClientName", n)
+	}
 }
 
 // TestConnectExtension has a real extension, configured as `livetab pair`
