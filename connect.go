@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -97,6 +99,11 @@ type Options struct {
 	// pairs with a bridge of this process on a free port and a fresh
 	// token). Cancelling Connect's context closes it.
 	Launch *extension.LaunchOptions
+
+	// ClientName is how the person sees the program in the extension's
+	// popup, where they can stop it (serve, extension and launch ways).
+	// Default: the program's file name.
+	ClientName string
 
 	// Logger receives the bridge's connection events; default discard.
 	Logger *slog.Logger
@@ -214,7 +221,8 @@ func (e *ConnectError) Unwrap() []error {
 // way keeps livetab's closing rule: cancelling a chromedp context closes
 // only the tabs it opened. The returned cancel also closes what Connect
 // started (its bridge, a launched browser). When no way answers, the error
-// is a [*ConnectError] wrapping [ErrNoBrowser] and each way's error.
+// is a [*ConnectError] wrapping [ErrNoBrowser] and each way's error
+// (docs/decisions/2026-11-24-connect-finds-a-browser.md).
 func Connect(ctx context.Context, opts ...Options) (context.Context, context.CancelFunc, error) {
 	var o Options
 	if len(opts) > 0 {
@@ -245,6 +253,12 @@ func Connect(ctx context.Context, opts ...Options) (context.Context, context.Can
 	// WaitForExtension until a later way answers.
 	var waiting *found
 	for _, w := range ways {
+		if err := ctx.Err(); err != nil {
+			if waiting != nil {
+				waiting.cancel()
+			}
+			return nil, nil, fmt.Errorf("livetab: Connect stopped before trying %s: %w", w, err)
+		}
 		if !slices.Contains(asked, w) {
 			reason := "not among Options.Ways"
 			if w == WayLaunch {
@@ -302,6 +316,22 @@ func (f *found) finish(w Way, skipped []Step) (context.Context, context.CancelFu
 	return context.WithValue(f.actx, connKey{}, c), f.cancel, nil
 }
 
+// withClient adds the client parameter, the name the serve shows the
+// person, to the endpoint's browser URL.
+func withClient(wsURL, name string) string {
+	if name == "" {
+		name = filepath.Base(os.Args[0]) + " (chromedp)"
+	}
+	u, err := url.Parse(wsURL)
+	if err != nil {
+		return wsURL
+	}
+	q := u.Query()
+	q.Set("client", name)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 func (o Options) serve(ctx context.Context) (*found, Step) {
 	path := o.EndpointFile
 	if path == "" {
@@ -329,7 +359,7 @@ func (o Options) serve(ctx context.Context) (*found, Step) {
 		}
 		return nil, Step{Reason: reason, Err: err}
 	}
-	actx, acancel := remote.NewAllocator(ctx, e.URL)
+	actx, acancel := remote.NewAllocator(ctx, withClient(e.URL, o.ClientName))
 	return &found{actx: actx, cancel: acancel, reason: fmt.Sprintf("livetab serve (pid %d) answers at %s", e.PID, e.HTTP)}, Step{}
 }
 
@@ -352,7 +382,7 @@ func (o Options) extension(ctx context.Context) (*found, Step) {
 		bcancel()
 		return nil, Step{Reason: fmt.Sprintf("cannot listen on %s for the extension (another livetab holds it?)", o.BridgeAddr), Err: err}
 	}
-	actx, acancel := extcdp.NewAllocator(bctx, b)
+	actx, acancel := extcdp.NewAllocator(bctx, b, extcdp.Options{ClientName: o.ClientName})
 	f := &found{actx: actx, bridge: b, cancel: func() {
 		acancel()
 		b.Close()
@@ -424,7 +454,7 @@ func (o Options) launch(ctx context.Context) (*found, Step) {
 		bcancel()
 		return nil, Step{Reason: fmt.Sprintf("the launched Chromium's extension did not connect within %s (without a display, set LaunchOptions.Headless)", launchWait), Err: err}
 	}
-	actx, acancel := extcdp.NewAllocator(bctx, b)
+	actx, acancel := extcdp.NewAllocator(bctx, b, extcdp.Options{ClientName: o.ClientName})
 	mode := "windowed"
 	if lo.Headless {
 		mode = "headless"

@@ -219,6 +219,18 @@ func TestConnectOrder(t *testing.T) {
 		steps(t, c.Skipped, "serve: not among Options.Ways", "extension: not among Options.Ways")
 	})
 
+	t.Run("Cancelled", func(t *testing.T) {
+		o := connectOpts(t)
+		writeToken(t, o.TokenFile, bridge.NewToken())
+		o.ExtensionWait = time.Minute
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		_, _, err := livetab.Connect(ctx, o)
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "before trying native") {
+			t.Errorf("err = %v, want the context's error before the native way", err)
+		}
+	})
+
 	t.Run("WaitForExtension", func(t *testing.T) {
 		o := connectOpts(t)
 		writeToken(t, o.TokenFile, bridge.NewToken())
@@ -274,20 +286,31 @@ func TestConnectServe(t *testing.T) {
 	env := browsertest.Start(t, browsertest.Options{})
 	tok := bridge.EndpointToken(env.Bridge.Token())
 	h := env.Relay.Handler(extcdp.HandlerOptions{Token: tok})
+	names := make(chan string, 10)
+	named := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/devtools/browser/") {
+			names <- r.URL.Query().Get("client")
+		}
+		h.ServeHTTP(w, r)
+	})
 	for _, p := range []string{"/json", "/json/", "/devtools/", "/livetab/"} {
-		env.Bridge.Handle(p, h)
+		env.Bridge.Handle(p, named)
 	}
 	host := env.Bridge.Addr().String()
 	o := connectOpts(t)
 	if err := livetab.WriteEndpoint(o.EndpointFile, livetab.Endpoint{URL: env.Relay.BrowserURL(host, tok), HTTP: "http://" + host, PID: os.Getpid()}); err != nil {
 		t.Fatal(err)
 	}
+	o.ClientName = "connect test"
 	actx, c := mustConnect(t, o)
 	if c.Way != livetab.WayServe || c.Reason != fmt.Sprintf("livetab serve (pid %d) answers at http://%s", os.Getpid(), host) {
 		t.Errorf("chose %s: %q, want serve", c.Way, c.Reason)
 	}
 	steps(t, c.Skipped)
 	browse(t, actx)
+	if n := <-names; n != "connect test" {
+		t.Errorf("the serve was told the client's name is %q, want the ClientName", n)
+	}
 }
 
 // TestConnectExtension has a real extension, configured as `livetab pair`

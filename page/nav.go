@@ -19,6 +19,8 @@ type pageInfo struct {
 	SY         float64 `json:"sy"`
 	VW         float64 `json:"vw"`
 	VH         float64 `json:"vh"`
+	OW         float64 `json:"ow"` // the window, which a viewport the tab emulates can exceed
+	OH         float64 `json:"oh"`
 }
 
 func (a *action) info() (pageInfo, error) {

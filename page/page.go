@@ -279,6 +279,7 @@ type tab struct {
 	notify      chan struct{} // closed and replaced on every state change
 	closed      bool
 	navSeq      uint64 // cross-document navigations of the main frame
+	warmSeq     uint64 // navSeq+1 of the document a screenshot warmed up
 	withinDoc   uint64 // same-document navigations of the main frame
 	navReq      uint64 // navigations requested or started in the main frame
 	loading     bool

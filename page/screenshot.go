@@ -9,9 +9,11 @@ import (
 	"image/png"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -65,6 +67,44 @@ func (a *action) bringToFront() error {
 	return err
 }
 
+// warmUp captures one pixel at the far corner of a viewport larger than
+// the window, once per document. Until something asks for it, Chrome
+// paints only the part the window shows (plus what it prepaints in time):
+// right after a load, a capture of the rest came out, one time in five,
+// as the shown part's top repeated below; later captures were right.
+func (a *action) warmUp(pi pageInfo) {
+	chromedp.Call(a.ctx, cdppage.CaptureScreenshot, cdppage.CaptureScreenshotParams{
+		Format:                cdppage.CaptureScreenshotFormatPng,
+		FromSurface:           new(true),
+		CaptureBeyondViewport: new(true),
+		Clip:                  &cdppage.Viewport{X: pi.SX + pi.VW - 1, Y: pi.SY + pi.VH - 1, Width: 1, Height: 1, Scale: 1},
+	})
+}
+
+// frameWait bounds the wait for a painted frame.
+const frameWait = time.Second
+
+// waitFrame waits for the tab's next animation frame, so that a layout the
+// page has changed (the viewport resized under it) is painted before the
+// capture. It runs in page's own world, where the page cannot replace
+// requestAnimationFrame; a tab that does not paint (a minimized window) is
+// captured as it is after frameWait.
+func (a *action) waitFrame() {
+	lib, err := a.ensureLib(a.t.libs.main)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, frameWait)
+	defer cancel()
+	chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: `function () { return new Promise((r) => requestAnimationFrame(() => r(true))); }`,
+		ObjectID:            lib,
+		AwaitPromise:        new(true),
+		ReturnByValue:       new(true),
+		Silent:              new(true),
+	})
+}
+
 func (a *action) screenshot(o ScreenshotOptions) (*Image, error) {
 	format, mime, quality, err := o.format()
 	if err != nil {
@@ -102,18 +142,77 @@ func (a *action) screenshot(o ScreenshotOptions) (*Image, error) {
 		}
 		params.Clip = &cdppage.Viewport{Width: math.Ceil(m.CSSContentSize.Width), Height: h, Scale: 1}
 		params.CaptureBeyondViewport = new(true)
+	default:
+		data, err := a.viewportShot(params)
+		if err != nil {
+			return nil, err
+		}
+		return img, img.setData(data)
 	}
 	res, err := chromedp.Call(a.ctx, cdppage.CaptureScreenshot, params)
 	if err != nil {
 		return nil, fmt.Errorf("capturing the screenshot: %w", err)
 	}
-	img.Data = res.Data
-	cfg, _, err := image.DecodeConfig(bytes.NewReader(res.Data))
+	return img, img.setData(res.Data)
+}
+
+// viewportTries bounds the captures of a viewport that keeps changing size.
+const viewportTries = 3
+
+// viewportShot captures the viewport's own rectangle. In a windowed Chrome
+// the "started debugging this browser" bar takes height from the page,
+// and comes and goes (it slides in, and flickers after a navigation), so
+// the viewport can change size between the reading of its size and the
+// capture: viewportShot waits for a painted frame, reads the viewport,
+// captures it and reads it again, and captures again while the two
+// readings differ.
+//
+// The capture paints beyond the window's surface: a viewport the tab
+// emulates can be taller than the window, and what the window does not
+// show came out as the shown part with its top repeated below.
+func (a *action) viewportShot(params cdppage.CaptureScreenshotParams) ([]byte, error) {
+	var data []byte
+	for try := 1; ; try++ {
+		a.waitFrame()
+		pi, err := a.info()
+		if err != nil {
+			return nil, err
+		}
+		if pi.VW > pi.OW || pi.VH > pi.OH {
+			a.t.mu.Lock()
+			fresh := a.t.warmSeq != a.t.navSeq+1
+			a.t.warmSeq = a.t.navSeq + 1
+			a.t.mu.Unlock()
+			if fresh {
+				a.warmUp(pi)
+			}
+		}
+		params.Clip = &cdppage.Viewport{X: pi.SX, Y: pi.SY, Width: pi.VW, Height: pi.VH, Scale: 1}
+		params.CaptureBeyondViewport = new(true)
+		res, err := chromedp.Call(a.ctx, cdppage.CaptureScreenshot, params)
+		if err != nil {
+			return nil, fmt.Errorf("capturing the screenshot: %w", err)
+		}
+		data = res.Data
+		after, err := a.info()
+		if err != nil {
+			return nil, err
+		}
+		if after.VW == pi.VW && after.VH == pi.VH || try == viewportTries {
+			return data, nil
+		}
+	}
+}
+
+// setData keeps an encoded capture and its size.
+func (img *Image) setData(data []byte) error {
+	img.Data = data
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("reading the screenshot: %w", err)
+		return fmt.Errorf("reading the screenshot: %w", err)
 	}
 	img.Width, img.Height = cfg.Width, cfg.Height
-	return img, nil
+	return nil
 }
 
 // elementClip is ref's box in page coordinates, after scrolling it into view.
@@ -176,21 +275,30 @@ func (a *action) marked(o ScreenshotOptions, so SnapshotOptions) (*Image, *Snaps
 		return nil, nil, err
 	}
 	so.ViewportOnly = true
-	snap, err := a.snapshot(so)
-	if err != nil {
-		return nil, nil, err
-	}
-	raw, err := a.screenshot(ScreenshotOptions{Format: "png"})
-	if err != nil {
-		return nil, nil, err
-	}
-	src, err := png.Decode(bytes.NewReader(raw.Data))
-	if err != nil {
-		return nil, nil, fmt.Errorf("decoding the screenshot: %w", err)
-	}
+	var snap *Snapshot
+	var src image.Image
 	scale := 1.0
-	if snap.Viewport.Width > 0 {
-		scale = float64(src.Bounds().Dx()) / snap.Viewport.Width
+	// The viewport can change size between the snapshot and the capture
+	// (Chrome's debugging bar coming or going): the boxes would then be
+	// drawn on another layout than theirs, so both are taken again.
+	for try := 1; ; try++ {
+		var err error
+		if snap, err = a.snapshot(so); err != nil {
+			return nil, nil, err
+		}
+		raw, err := a.screenshot(ScreenshotOptions{Format: "png"})
+		if err != nil {
+			return nil, nil, err
+		}
+		if src, err = png.Decode(bytes.NewReader(raw.Data)); err != nil {
+			return nil, nil, fmt.Errorf("decoding the screenshot: %w", err)
+		}
+		if snap.Viewport.Width > 0 {
+			scale = float64(src.Bounds().Dx()) / snap.Viewport.Width
+		}
+		if math.Abs(float64(src.Bounds().Dy())-snap.Viewport.Height*scale) < 1 || try == viewportTries {
+			break
+		}
 	}
 	out := drawMarks(src, snap.Elements, scale)
 	var buf bytes.Buffer

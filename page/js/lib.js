@@ -1025,6 +1025,7 @@
       url: location.href, title: document.title, readyState: document.readyState,
       sx: round(window.scrollX), sy: round(window.scrollY),
       vw: window.innerWidth, vh: window.innerHeight,
+      ow: window.outerWidth, oh: window.outerHeight,
     };
   }
 
