@@ -21,3 +21,6 @@ func (r *Relay) Counts() map[string]int {
 	}
 	return n
 }
+
+// CleanName is cleanName, for tests.
+var CleanName = cleanName

@@ -127,8 +127,9 @@ func (c *Client) nameNow() string {
 // when they open, attach to, show or close a tab: listing targets is not
 // something the person needs to see.
 func (c *Client) noteCommand(m *cdproto.Message, tabID int64) {
-	if tabID == 0 && !needsTab[m.Method] && m.Method != cdproto.CommandTargetCloseTarget {
-		return
+	if tabID == 0 && !needsTab[m.Method] && m.Method != cdproto.CommandTargetCloseTarget ||
+		strings.HasPrefix(string(m.Method), livetabcdp.Domain) && m.Method != livetabcdp.CommandCloseTab {
+		return // noteAction says itself what it did
 	}
 	c.note(tabID, family(m.Method), "")
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/chromedp"
 
 	"github.com/livetab/livetab/extcdp"
@@ -152,6 +153,20 @@ func TestPopupStopThisClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	savePopup(t, u, popup, "popup-now.png")
+	// Only the popup hears what a client did: not another client, even one
+	// that listens to the Livetab domain, nor the endpoint's status.
+	b.must("", "Livetab.enable", map[string]any{})
+	b.must("", "Target.setDiscoverTargets", map[string]any{"discover": true})
+	if _, err := chromedp.Run(a, chromedp.Evaluate[int](`3`)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // past a report of the relay's
+	if b.seen("program A") || b.seen("Runtime") {
+		t.Error("a client heard of another client's actions")
+	}
+	if st, _ := jsonv2.Marshal(env.Relay.Status()); strings.Contains(string(st), "program") {
+		t.Errorf("the relay's status names clients: %s", st)
+	}
 
 	if err := u.StopClient(ctx, popup, "program A"); err != nil {
 		t.Fatal(err)
@@ -384,5 +399,21 @@ func TestPauseSurvivesBrowserRestart(t *testing.T) {
 	defer cancel2()
 	if sum, err := chromedp.Run(prog2, chromedp.Evaluate[int](`40 + 2`)); err != nil || sum != 42 {
 		t.Fatalf("after resume: %d, %v", sum, err)
+	}
+}
+
+// A client chooses its name; the popup gets one line of printable text,
+// bounded.
+func TestClientNameCleaned(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"livetab mcp", "livetab mcp"},
+		{"  two\nlines\x00and\u202enul  ", "two lines and nul"},
+		{"", "default"},
+		{"\x1b\x07", "default"},
+		{strings.Repeat("é", 100), strings.Repeat("é", 59) + "…"},
+	} {
+		if got := extcdp.CleanName(c.in, "default"); got != c.want {
+			t.Errorf("cleanName(%q) = %q, want %q", c.in, got, c.want)
+		}
 	}
 }

@@ -72,7 +72,7 @@ func runMCP(ctx context.Context, args []string) error {
 		return err
 	}
 	defer conn.close()
-	a, err := agent.New(agent.Options{Browser: conn.alloc, Ready: conn.ready, Policy: pol, EmulateViewport: conn.headless, Logger: lg})
+	a, err := agent.New(agent.Options{Browser: conn.alloc, Ready: conn.ready, Policy: pol, EmulateViewport: conn.headless, Logger: lg, ClientName: "livetab mcp"})
 	if err != nil {
 		return err
 	}
