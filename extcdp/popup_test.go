@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -415,5 +416,16 @@ func TestClientNameCleaned(t *testing.T) {
 		if got := extcdp.CleanName(c.in, "default"); got != c.want {
 			t.Errorf("cleanName(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// The extension keeps as many actions as the relay sends.
+func TestMaxActionsIsOne(t *testing.T) {
+	js, err := os.ReadFile("../extension/lib/activity.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), fmt.Sprintf("export const MAX_ACTIONS = %d;", wire.MaxActions)) {
+		t.Errorf("extension/lib/activity.js's MAX_ACTIONS is not wire.MaxActions (%d)", wire.MaxActions)
 	}
 }
