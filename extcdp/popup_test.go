@@ -135,6 +135,10 @@ func TestPopupStopThisClient(t *testing.T) {
 	target := field(b.must("", "Target.createTarget", map[string]any{"url": site.URL + "/form?stop-b"}), "targetId")
 	sb := field(b.must("", "Target.attachToTarget", map[string]any{"targetId": target, "flatten": true}), "sessionId")
 	b.must(sb, "Runtime.evaluate", map[string]any{"expression": "1"})
+	// What a program did beyond its commands, in its words (livetab mcp's
+	// tools), with its policy's decision.
+	b.must(sb, "Livetab.noteAction", map[string]any{"action": "browser_click", "decision": "allowed"})
+	b.must(sb, "Livetab.noteAction", map[string]any{"action": "browser_navigate", "decision": "denied"})
 	if _, err := chromedp.Run(a, chromedp.Evaluate[int](`1 + 1`)); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +153,8 @@ func TestPopupStopThisClient(t *testing.T) {
 	if err := u.WaitPopup(ctx, popup, `(() => {
 		const now = document.getElementById('now').textContent, recent = document.getElementById('recent').textContent;
 		return now.includes('program A') && now.includes('program B') && now.includes('127.0.0.1') &&
-			recent.includes('program B: Runtime') && recent.includes('program A: Page.navigate');
+			recent.includes('program B: Runtime') && recent.includes('program A: Page.navigate') &&
+			recent.includes('program B: browser_navigate on “form page” — denied');
 	})()`); err != nil {
 		t.Fatal(err)
 	}
