@@ -194,7 +194,8 @@ func containsID(list []int64, id int64) bool {
 // refuseStopped answers every command of a client the person stopped,
 // and every command on a session of a tab the person stopped; it reports
 // whether it did. Detaching and closing succeed, so that a program winds
-// down without errors of its own.
+// down without errors of its own: detaching, closing, disposing of a
+// browser context, listing the (no) targets.
 func (c *Client) refuseStopped(m *cdproto.Message) bool {
 	r := c.r
 	r.mu.Lock()
@@ -210,8 +211,13 @@ func (c *Client) refuseStopped(m *cdproto.Message) bool {
 	}
 	if whole {
 		switch m.Method {
-		case cdproto.CommandTargetDetachFromTarget, cdproto.CommandTargetCloseTarget:
+		case cdproto.CommandTargetDetachFromTarget, cdproto.CommandTargetCloseTarget, cdproto.CommandTargetDisposeBrowserContext:
 			c.reply(m.ID, m.SessionID, nil)
+			return true
+		case cdproto.CommandTargetGetTargets:
+			// No tab is the stopped client's any more; chromedp lists the
+			// targets to see that the one it closed is gone.
+			c.reply(m.ID, m.SessionID, noTargets)
 			return true
 		case cdproto.CommandBrowserClose:
 			c.reply(m.ID, m.SessionID, nil)
@@ -224,6 +230,8 @@ func (c *Client) refuseStopped(m *cdproto.Message) bool {
 	c.fail(m.ID, m.SessionID, -32000, why)
 	return true
 }
+
+var noTargets = jsonv2.Value(`{"targetInfos":[]}`)
 
 // stopClient stops c for the person: its sessions are let go of, the tabs
 // it opened close, and every command it sends from now on fails. Call

@@ -211,6 +211,14 @@ func TestPopupStopThisClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	savePopup(t, u, popup, "popup-client-stopped.png")
+	// The stopped program winds down without waiting on anything.
+	start := time.Now()
+	if err := chromedp.Cancel(a); err != nil {
+		t.Errorf("cancelling the stopped program: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("cancelling the stopped program took %v", d)
+	}
 }
 
 // An endpoint client the person stopped reads why, then is disconnected.
