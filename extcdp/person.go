@@ -193,9 +193,9 @@ func containsID(list []int64, id int64) bool {
 
 // refuseStopped answers every command of a client the person stopped,
 // and every command on a session of a tab the person stopped; it reports
-// whether it did. Detaching and closing succeed, so that a program winds
-// down without errors of its own: detaching, closing, disposing of a
-// browser context, listing the (no) targets.
+// whether it did. What a stopped program does to wind down succeeds:
+// detaching, closing, disposing of a browser context, listing the (no)
+// targets.
 func (c *Client) refuseStopped(m *cdproto.Message) bool {
 	r := c.r
 	r.mu.Lock()

@@ -1109,16 +1109,20 @@ function shareable(t) {
 
 /**
  * The tabs the popup offers to share, the current tab first: the focused
- * window's active tab, or, when that is no page (the popup opened as a
- * tab of its own), the page the person looked at last.
+ * window's active tab, or, when that is the popup page opened as a tab of
+ * its own, the page the person looked at before it. A Chrome page is no
+ * current tab: "Share this tab" must never name another.
  */
 async function sharingList() {
   await restored;
   const tabs = await chrome.tabs.query({});
-  let [current] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
-  if (!current || !shareable(current)) {
+  /** @type {chrome.tabs.Tab | undefined} */
+  let current = (await chrome.tabs.query({ active: true, lastFocusedWindow: true }))[0];
+  if (current && (current.url || '').startsWith(chrome.runtime.getURL('popup.html'))) {
     const last = (/** @type {chrome.tabs.Tab} */ t) => /** @type {{lastAccessed?: number}} */ (t).lastAccessed ?? 0;
     current = tabs.filter(shareable).sort((a, b) => last(b) - last(a))[0];
+  } else if (current && !shareable(current)) {
+    current = undefined;
   }
   return tabs
     .filter(shareable)
