@@ -4,199 +4,435 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"net/http"
-	"net/url"
+	"log/slog"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
-	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/chromedp/remote"
+
+	"github.com/livetab/livetab/bridge"
+	"github.com/livetab/livetab/extcdp"
+	"github.com/livetab/livetab/extension"
 )
 
-// EndpointEnv names the environment variable that overrides where the
-// endpoint file is, for `livetab serve` (which writes it) and [Connect]
-// (which reads it) alike.
-const EndpointEnv = "LIVETAB_ENDPOINT"
+// Way is one of the ways [Connect] reaches a browser, in the order it tries
+// them.
+type Way string
 
-// ErrNotRunning means no `livetab serve` answers: its endpoint file is
-// missing, or the process that wrote it is gone. Test for it with errors.Is.
-var ErrNotRunning = errors.New("livetab serve is not running: start it with `livetab serve` (it keeps the extension's connection and serves CDP to other programs)")
+const (
+	// WayServe is a running `livetab serve`, found through its endpoint
+	// file: it holds the extension's connection for every program.
+	WayServe Way = "serve"
+	// WayExtension is the person's extension dialing a bridge in this
+	// process, at the address and with the token `livetab pair` printed.
+	WayExtension Way = "extension"
+	// WayNative is Chrome's own remote debugging (DevToolsActivePort,
+	// chrome://inspect/#remote-debugging in Chrome 144 and later), for a
+	// Chrome without the extension.
+	WayNative Way = "native"
+	// WayLaunch is a Chromium launched with the extension and a fresh
+	// profile: no logins, so Connect tries it only when asked.
+	WayLaunch Way = "launch"
+)
 
-// ErrTokenRefused means the running serve refused the token of the endpoint
-// file, so the file belongs to another serve than the one on its port.
-var ErrTokenRefused = errors.New("livetab serve refused the token of the endpoint file: restart `livetab serve` so that it writes the file again; if the extension does not connect either, run `livetab pair` and paste the token into its popup")
+// ways is the order Connect tries them in, whatever order Options.Ways has.
+var ways = []Way{WayServe, WayExtension, WayNative, WayLaunch}
 
-// Endpoint is what a running `livetab serve` writes to its endpoint file,
-// mode 0600, and removes when it ends.
-type Endpoint struct {
-	// URL is the browser-level CDP WebSocket URL with the token in it,
-	// ws://127.0.0.1:PORT/devtools/browser/ID?token=T. chromedp's
-	// remote.NewAllocator, Playwright's connectOverCDP and Puppeteer's
-	// connect take it as it is. It is a secret: never log it.
-	URL string `json:"url"`
-	// HTTP is the serve's base URL, http://127.0.0.1:PORT, for /json/* and
-	// /livetab/status.
-	HTTP string `json:"http"`
-	// PID is the process id of the serve.
-	PID int `json:"pid"`
-}
+// ErrNoBrowser means Connect found no browser by any way it tried. The
+// error that wraps it also wraps each way's own error ([ErrNotRunning],
+// [bridge.ErrNotConnected], [ErrNoNativeChrome], ...), and is a
+// [*ConnectError] that lists why each way was skipped.
+var ErrNoBrowser = errors.New("no browser found: start `livetab serve`, or open Chrome with the livetab extension paired (`livetab pair`), or allow remote debugging at chrome://inspect/#remote-debugging, or let Connect launch a Chromium (Options.Launch)")
 
-// Token returns the token carried in e.URL.
-func (e Endpoint) Token() string {
-	u, err := url.Parse(e.URL)
-	if err != nil {
-		return ""
-	}
-	return u.Query().Get("token")
-}
+// DefaultExtensionWait is how long [Connect] waits for the extension to dial
+// its bridge. The extension dials again at most 5 s after a failed dial,
+// so a little more than that catches one that is running.
+const DefaultExtensionWait = 6 * time.Second
 
-// BridgeURL is the address the extension dials on the same serve,
-// ws://127.0.0.1:PORT/extension.
-func (e Endpoint) BridgeURL() string {
-	return "ws://" + strings.TrimPrefix(e.HTTP, "http://") + "/extension"
-}
+// launchWait bounds the start of a launched Chromium and its extension.
+const launchWait = 30 * time.Second
 
-// EndpointFile returns where the endpoint file is: $LIVETAB_ENDPOINT when
-// set, else livetab/endpoint.json in the user's config directory
-// (~/.config/livetab/endpoint.json on Linux).
-func EndpointFile() (string, error) {
-	if p := os.Getenv(EndpointEnv); p != "" {
-		return p, nil
-	}
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return "", fmt.Errorf("livetab: finding the config directory for the endpoint file (set %s to a path): %w", EndpointEnv, err)
-	}
-	return filepath.Join(dir, "livetab", "endpoint.json"), nil
-}
-
-// ReadEndpoint reads an endpoint file. A missing file is [ErrNotRunning].
-func ReadEndpoint(path string) (Endpoint, error) {
-	var e Endpoint
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return e, fmt.Errorf("livetab: no endpoint file at %s: %w", path, ErrNotRunning)
-	}
-	if err != nil {
-		return e, fmt.Errorf("livetab: reading the endpoint file: %w", err)
-	}
-	if err := jsonv2.Unmarshal(b, &e); err != nil {
-		return e, fmt.Errorf("livetab: the endpoint file %s is damaged (delete it and restart `livetab serve`): %w", path, err)
-	}
-	if e.URL == "" || e.HTTP == "" {
-		return e, fmt.Errorf("livetab: the endpoint file %s lacks url or http (delete it and restart `livetab serve`)", path)
-	}
-	return e, nil
-}
-
-// WriteEndpoint writes e to path with mode 0600 (its directory 0700): the
-// URL carries the token. It replaces the file in one step, so a reader never
-// sees half of it (docs/decisions/2026-11-22-livetab-serve-endpoint-file.md).
-func WriteEndpoint(path string, e Endpoint) error {
-	b, err := jsonv2.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("livetab: encoding the endpoint file: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("livetab: creating the directory of the endpoint file: %w", err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".endpoint-*.json")
-	if err != nil {
-		return fmt.Errorf("livetab: writing the endpoint file: %w", err)
-	}
-	defer os.Remove(f.Name())
-	// CreateTemp makes the file 0600 already; Chmod states it.
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return fmt.Errorf("livetab: writing the endpoint file: %w", err)
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return fmt.Errorf("livetab: writing the endpoint file: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("livetab: writing the endpoint file: %w", err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("livetab: writing the endpoint file: %w", err)
-	}
-	return nil
-}
-
-// Options configure [Connect].
+// Options configure [Connect]. The zero value tries a running serve, then
+// the extension at [bridge.DefaultAddr], then Chrome's remote debugging in
+// the usual profiles; never a launch.
 type Options struct {
 	// EndpointFile is the endpoint file to read; default [EndpointFile].
 	EndpointFile string
 	// CheckTimeout bounds the check that the serve answers and accepts the
 	// token. Default 5 s.
 	CheckTimeout time.Duration
+
+	// Ways limits the ways to try; they are tried in the order of the Way
+	// constants whatever the order here. Default: serve, extension and
+	// native, and launch when Launch is set. Naming WayLaunch asks for a
+	// launch too.
+	Ways []Way
+
+	// BridgeAddr is where the extension dials (WayExtension); default
+	// [bridge.DefaultAddr], what `livetab pair` and `livetab extension`
+	// configure.
+	BridgeAddr string
+	// TokenFile holds the pairing token the extension was given; default
+	// [bridge.DefaultTokenFile]. Without it the extension cannot be
+	// paired, so WayExtension is skipped without waiting.
+	TokenFile string
+	// ExtensionWait bounds the wait for the extension to dial; default
+	// [DefaultExtensionWait].
+	ExtensionWait time.Duration
+	// WaitForExtension makes Connect settle for WayExtension when no way
+	// answers (and no launch was asked for): its bridge keeps listening and
+	// [Connection.Ready] waits for the extension. For a program started
+	// before the person opens Chrome, as `livetab mcp` is.
+	WaitForExtension bool
+
+	// ProfileDir is the Chrome user data directory whose
+	// DevToolsActivePort WayNative reads; empty for [ChromeProfileDirs].
+	ProfileDir string
+
+	// Launch, when set, asks for WayLaunch as the last way: a Chromium
+	// with the extension, started with these options (its extension
+	// pairs with a bridge of this process on a free port and a fresh
+	// token). Cancelling Connect's context closes it.
+	Launch *extension.LaunchOptions
+
+	// Logger receives the bridge's connection events; default discard.
+	Logger *slog.Logger
 }
 
-// Connect finds the running `livetab serve` through its endpoint file and
-// returns a chromedp allocator context on it (chromedp's remote allocator on
-// the serve's CDP endpoint). Use it as the parent of chromedp.NewContext; as
-// with the in-process allocator, cancelling a context closes only the tabs
-// it opened.
+// Step is one way Connect tried and skipped.
+type Step struct {
+	Way Way
+	// Reason says why the way was skipped, for a person to read.
+	Reason string
+	// Err is the error behind Reason, for errors.Is; nil when the way was
+	// not tried at all.
+	Err error
+
+	// keep is the extension's bridge, still listening for WaitForExtension.
+	keep *found
+}
+
+func (s Step) String() string { return string(s.Way) + ": " + s.Reason }
+
+// Connection says how [Connect] reached the browser. [FromContext] returns
+// it from Connect's context and every context derived from it, such as
+// chromedp.NewContext's.
+type Connection struct {
+	// Way is the way chosen.
+	Way Way
+	// Reason says what was found, e.g. which serve or profile.
+	Reason string
+	// Skipped are the ways tried before Way, in order, with why each was
+	// skipped.
+	Skipped []Step
+	// Bridge is the bridge of this process for WayExtension and
+	// WayLaunch; nil otherwise.
+	Bridge *bridge.Bridge
+	// Browser is the launched Chromium for WayLaunch; nil otherwise.
+	Browser *extension.Browser
+	// Waiting is true when WaitForExtension chose WayExtension before
+	// the extension connected.
+	Waiting bool
+}
+
+// String is one line for a log: the way chosen and why the earlier ones
+// were skipped.
+func (c *Connection) String() string {
+	s := string(c.Way) + ": " + c.Reason
+	for _, st := range c.Skipped {
+		s += "; skipped " + st.String()
+	}
+	return s
+}
+
+// Ready waits, within ctx, until the browser can take commands: for
+// WayExtension until the extension is connected, at once for the others.
+func (c *Connection) Ready(ctx context.Context) error {
+	if c.Bridge == nil {
+		return nil
+	}
+	if err := c.Bridge.WaitConnected(ctx); err != nil {
+		return fmt.Errorf("livetab: the extension has not connected to %s (is Chrome open with the extension installed and paired? `livetab doctor` checks): %w", c.Bridge.URL(), err)
+	}
+	return nil
+}
+
+type connKey struct{}
+
+// FromContext returns how the context's browser was reached, when the
+// context comes from [Connect]; nil otherwise.
+func FromContext(ctx context.Context) *Connection {
+	c, _ := ctx.Value(connKey{}).(*Connection)
+	return c
+}
+
+// ConnectError is the error of a Connect that found no browser: why each
+// way was skipped. It wraps [ErrNoBrowser] and each step's error.
+type ConnectError struct {
+	Skipped []Step
+}
+
+func (e *ConnectError) Error() string {
+	var b strings.Builder
+	b.WriteString("livetab: ")
+	b.WriteString(ErrNoBrowser.Error())
+	for _, s := range e.Skipped {
+		b.WriteString("; ")
+		b.WriteString(s.String())
+	}
+	return b.String()
+}
+
+func (e *ConnectError) Unwrap() []error {
+	errs := []error{ErrNoBrowser}
+	for _, s := range e.Skipped {
+		if s.Err != nil {
+			errs = append(errs, s.Err)
+		}
+	}
+	return errs
+}
+
+// Connect finds a browser and returns a chromedp allocator context on it:
+// use it as the parent of chromedp.NewContext. It tries, in order:
 //
-// Connect checks that the serve answers and takes the token first, so that
-// a stale or foreign endpoint file is an error here and not a failed dial
-// later. When no serve runs, the error wraps [ErrNotRunning].
+//  1. a running `livetab serve`, through its endpoint file, after checking
+//     that it answers and takes the token;
+//  2. the person's extension dialing a bridge in this process at
+//     Options.BridgeAddr with the token of Options.TokenFile (what
+//     `livetab pair` set up), waiting up to Options.ExtensionWait;
+//  3. Chrome's own remote debugging, through DevToolsActivePort (see
+//     [ConnectNative]);
+//  4. only when Options.Launch is set, a launched Chromium with the
+//     extension.
+//
+// [FromContext] on the returned context (or any chromedp context under it)
+// says which way was chosen and why the earlier ones were skipped. Every
+// way keeps livetab's closing rule: cancelling a chromedp context closes
+// only the tabs it opened. The returned cancel also closes what Connect
+// started (its bridge, a launched browser). When no way answers, the error
+// is a [*ConnectError] wrapping [ErrNoBrowser] and each way's error.
 func Connect(ctx context.Context, opts ...Options) (context.Context, context.CancelFunc, error) {
 	var o Options
 	if len(opts) > 0 {
 		o = opts[0]
 	}
+	if o.CheckTimeout <= 0 {
+		o.CheckTimeout = 5 * time.Second
+	}
+	if o.ExtensionWait <= 0 {
+		o.ExtensionWait = DefaultExtensionWait
+	}
+	if o.BridgeAddr == "" {
+		o.BridgeAddr = bridge.DefaultAddr
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	asked := o.Ways
+	if len(asked) == 0 {
+		asked = []Way{WayServe, WayExtension, WayNative}
+		if o.Launch != nil {
+			asked = append(asked, WayLaunch)
+		}
+	}
+
+	var skipped []Step
+	// A bridge the extension did not dial in time, kept for
+	// WaitForExtension until a later way answers.
+	var waiting *found
+	for _, w := range ways {
+		if !slices.Contains(asked, w) {
+			reason := "not among Options.Ways"
+			if w == WayLaunch {
+				reason = "not asked for (set Options.Launch)"
+			}
+			skipped = append(skipped, Step{Way: w, Reason: reason})
+			continue
+		}
+		var f *found
+		var st Step
+		switch w {
+		case WayServe:
+			f, st = o.serve(ctx)
+		case WayExtension:
+			f, st = o.extension(ctx)
+		case WayNative:
+			f, st = o.native(ctx)
+		case WayLaunch:
+			f, st = o.launch(ctx)
+		}
+		if f == nil {
+			st.Way = w
+			skipped = append(skipped, st)
+			if w == WayExtension && o.WaitForExtension {
+				waiting = st.keep
+			}
+			continue
+		}
+		if waiting != nil {
+			waiting.cancel()
+		}
+		return f.finish(w, skipped)
+	}
+	if waiting != nil {
+		waiting.reason = "nothing else answered: waiting for the extension to dial " + waiting.bridge.URL()
+		waiting.waiting = true
+		return waiting.finish(WayExtension, skipped)
+	}
+	return nil, nil, &ConnectError{Skipped: skipped}
+}
+
+// found is a way that answered: the allocator context on it, and what to
+// close with it.
+type found struct {
+	actx    context.Context
+	cancel  context.CancelFunc
+	reason  string
+	bridge  *bridge.Bridge
+	browser *extension.Browser
+	waiting bool
+}
+
+func (f *found) finish(w Way, skipped []Step) (context.Context, context.CancelFunc, error) {
+	c := &Connection{Way: w, Reason: f.reason, Skipped: skipped, Bridge: f.bridge, Browser: f.browser, Waiting: f.waiting}
+	return context.WithValue(f.actx, connKey{}, c), f.cancel, nil
+}
+
+func (o Options) serve(ctx context.Context) (*found, Step) {
 	path := o.EndpointFile
 	if path == "" {
 		var err error
 		if path, err = EndpointFile(); err != nil {
-			return nil, nil, err
+			return nil, Step{Reason: "no endpoint file: " + err.Error(), Err: err}
 		}
 	}
 	e, err := ReadEndpoint(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	if o.CheckTimeout <= 0 {
-		o.CheckTimeout = 5 * time.Second
+	switch {
+	case errors.Is(err, ErrNotRunning):
+		return nil, Step{Reason: "no endpoint file at " + path + " (no `livetab serve` runs)", Err: err}
+	case err != nil:
+		return nil, Step{Reason: err.Error(), Err: err}
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.CheckTimeout)
 	defer cancel()
 	if _, err := Probe(cctx, e); err != nil {
-		return nil, nil, err
+		reason := err.Error()
+		switch {
+		case errors.Is(err, ErrTokenRefused):
+			reason = fmt.Sprintf("the serve at %s refused the token of %s (it belongs to another serve: restart `livetab serve`)", e.HTTP, path)
+		case errors.Is(err, ErrNotRunning):
+			reason = fmt.Sprintf("the endpoint file %s names %s, where nothing answers (serve pid %d is gone)", path, e.HTTP, e.PID)
+		}
+		return nil, Step{Reason: reason, Err: err}
 	}
 	actx, acancel := remote.NewAllocator(ctx, e.URL)
-	return actx, acancel, nil
+	return &found{actx: actx, cancel: acancel, reason: fmt.Sprintf("livetab serve (pid %d) answers at %s", e.PID, e.HTTP)}, Step{}
 }
 
-// Probe asks the serve of e for its status (GET /livetab/status with the
-// token) and returns the raw JSON. A serve that does not answer is
-// [ErrNotRunning], a refused token [ErrTokenRefused].
-func Probe(ctx context.Context, e Endpoint) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.HTTP+"/livetab/status", nil)
+func (o Options) extension(ctx context.Context) (*found, Step) {
+	path := o.TokenFile
+	if path == "" {
+		var err error
+		if path, err = bridge.DefaultTokenFile(); err != nil {
+			return nil, Step{Reason: "no pairing token: " + err.Error(), Err: err}
+		}
+	}
+	// Reading, never creating: without the file nothing was paired, and
+	// waiting would only delay the next way.
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, Step{Reason: "not paired: no token file at " + path + " (run `livetab pair` and paste its URL and token into the extension's popup)", Err: fmt.Errorf("livetab: no token file at %s: %w", path, bridge.ErrNotConnected)}
+	}
+	bctx, bcancel := context.WithCancel(ctx)
+	b, err := bridge.Listen(bctx, bridge.Options{Addr: o.BridgeAddr, TokenFile: path, Logger: o.Logger})
 	if err != nil {
-		return nil, fmt.Errorf("livetab: the endpoint file holds a bad address %q (delete it and restart `livetab serve`): %w", e.HTTP, err)
+		bcancel()
+		return nil, Step{Reason: fmt.Sprintf("cannot listen on %s for the extension (another livetab holds it?)", o.BridgeAddr), Err: err}
 	}
-	req.Header.Set("Authorization", "Bearer "+e.Token())
-	resp, err := http.DefaultClient.Do(req)
+	actx, acancel := extcdp.NewAllocator(bctx, b)
+	f := &found{actx: actx, bridge: b, cancel: func() {
+		acancel()
+		b.Close()
+		bcancel()
+	}, reason: "the extension connected to " + b.URL()}
+	wctx, wcancel := context.WithTimeout(ctx, o.ExtensionWait)
+	defer wcancel()
+	if err := b.WaitConnected(wctx); err != nil {
+		st := Step{Reason: fmt.Sprintf("the extension did not dial %s within %s", b.URL(), o.ExtensionWait), Err: err}
+		if o.WaitForExtension && ctx.Err() == nil {
+			st.keep = f
+		} else {
+			f.cancel()
+		}
+		return nil, st
+	}
+	return f, Step{}
+}
+
+func (o Options) native(ctx context.Context) (*found, Step) {
+	u, err := NativeURL(o.ProfileDir)
 	if err != nil {
-		// The error text names the URL, never the token: it is in a header.
-		return nil, fmt.Errorf("livetab: nothing answers at %s (serve pid %d is gone?): %w: %w", e.HTTP, e.PID, ErrNotRunning, err)
+		return nil, Step{Reason: nativeReason(err), Err: err}
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	actx, cancel := NewNativeAllocator(ctx, u)
+	where := o.ProfileDir
+	if where == "" {
+		where = "a usual profile"
+	}
+	host := strings.TrimPrefix(u, "ws://")
+	if i := strings.IndexByte(host, '/'); i >= 0 {
+		host = host[:i]
+	}
+	return &found{actx: actx, cancel: cancel, reason: fmt.Sprintf("Chrome's remote debugging at %s (%s in %s)", host, ActivePortFile, where)}, Step{}
+}
+
+// nativeReason is NativeURL's error without its advice, which ErrNoBrowser
+// gives once for all ways.
+func nativeReason(err error) string {
+	s := strings.TrimPrefix(err.Error(), "livetab: ")
+	return strings.TrimSuffix(s, ": "+ErrNoNativeChrome.Error())
+}
+
+func (o Options) launch(ctx context.Context) (*found, Step) {
+	var lo extension.LaunchOptions
+	if o.Launch != nil {
+		lo = *o.Launch
+	}
+	bctx, bcancel := context.WithCancel(ctx)
+	// A fresh token in memory: the launched browser is this process's
+	// alone, and the person's token file stays untouched.
+	b, err := bridge.Listen(bctx, bridge.Options{Addr: "127.0.0.1:0", Token: bridge.NewToken(), Logger: o.Logger})
 	if err != nil {
-		return nil, fmt.Errorf("livetab: reading the status of %s: %w", e.HTTP, err)
+		bcancel()
+		return nil, Step{Reason: "cannot listen for the launched browser's extension: " + err.Error(), Err: err}
 	}
-	switch {
-	case resp.StatusCode == http.StatusUnauthorized:
-		return nil, fmt.Errorf("livetab: %s answered 401: %w", e.HTTP, ErrTokenRefused)
-	case resp.StatusCode != http.StatusOK:
-		return nil, fmt.Errorf("livetab: %s/livetab/status answered %s: %s (is this a livetab serve? restart it)", e.HTTP, resp.Status, strings.TrimSpace(string(body)))
+	sctx, scancel := context.WithTimeout(ctx, launchWait)
+	defer scancel()
+	br, err := extension.Start(sctx, extension.Config{URL: b.URL(), Token: b.Token()}, lo)
+	if err != nil {
+		b.Close()
+		bcancel()
+		return nil, Step{Reason: "launching Chromium failed: " + err.Error(), Err: err}
 	}
-	return body, nil
+	b.Watch(br)
+	if err := b.WaitConnected(sctx); err != nil {
+		br.Close()
+		b.Close()
+		bcancel()
+		return nil, Step{Reason: fmt.Sprintf("the launched Chromium's extension did not connect within %s (without a display, set LaunchOptions.Headless)", launchWait), Err: err}
+	}
+	actx, acancel := extcdp.NewAllocator(bctx, b)
+	mode := "windowed"
+	if lo.Headless {
+		mode = "headless"
+	}
+	return &found{actx: actx, bridge: b, browser: br, cancel: func() {
+		acancel()
+		br.Close()
+		b.Close()
+		bcancel()
+	}, reason: "launched a " + mode + " Chromium with the extension"}, Step{}
 }

@@ -43,11 +43,17 @@
 // Other processes share one extension through `livetab serve` (package
 // cmd/livetab), which serves the relay as a standard CDP endpoint on
 // 127.0.0.1 and writes its URL, token included, to a 0600 endpoint file.
-// [Connect] finds it there and returns a chromedp allocator context;
 // Playwright and Puppeteer take the URL that `livetab endpoint` prints.
 // [ConnectNative] gives the same allocator over Chrome's own remote
 // debugging (DevToolsActivePort) for users without the extension, with the
 // same rule: cancelling never closes a tab livetab did not open.
+//
+// [Connect] is the one call that finds a browser and returns a chromedp
+// allocator context on it. It tries, in order, a running serve (its
+// endpoint file), the extension dialing a bridge in this process (bounded
+// wait), Chrome's own remote debugging, and, only when asked, a launched
+// Chromium with the extension; [FromContext] says which way it took and
+// why it skipped the others.
 //
 // A minimal program:
 //

@@ -27,6 +27,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -71,6 +72,10 @@ type Options struct {
 	// person's own Chrome: an emulated viewport would reflow the tabs they
 	// share while the agent works.
 	EmulateViewport bool
+	// Settle bounds how long an action waits for the page to settle before
+	// it returns (page.WithSettle); 0 is page.DefaultSettle, negative
+	// returns at once.
+	Settle time.Duration
 	// Logger receives what the server does; nil discards it.
 	Logger *slog.Logger
 	// ClientName is how the person sees the agent in the extension's
@@ -163,6 +168,9 @@ func (s *Server) page(ctx context.Context) (*page.Page, error) {
 	}
 	tabCtx, cancel := chromedp.NewContext(s.opts.Browser)
 	opts := []page.Option{page.WithGuard(s.pol), page.WithFileSetter(setFiles)}
+	if s.opts.Settle != 0 {
+		opts = append(opts, page.WithSettle(max(s.opts.Settle, 0), 0))
+	}
 	if !s.opts.EmulateViewport {
 		opts = append(opts, page.WithViewport(0, 0))
 	}

@@ -24,7 +24,8 @@ func addNote(_ context.Context, _ *mcp.CallToolRequest, a noteArgs) (*mcp.CallTo
 }
 
 // A program with an MCP server of its own mounts livetab's tools next to
-// its own, on the person's Chrome through the running `livetab serve`.
+// its own, on the browser livetab.Connect finds (the running `livetab
+// serve`, the extension, or Chrome's own remote debugging).
 func Example() {
 	ctx := context.Background()
 	alloc, cancel, err := livetab.Connect(ctx)

@@ -3,6 +3,8 @@ package capture_test
 import (
 	"context"
 	"io"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -12,49 +14,74 @@ import (
 	"github.com/livetab/livetab/internal/browsertest"
 )
 
+// benchSize is the size of the benchmarks' media: 100 MB, or
+// LIVETAB_BENCH_MB megabytes (small sizes while iterating on a busy
+// machine).
+func benchSize(tb testing.TB) int64 {
+	if s := os.Getenv("LIVETAB_BENCH_MB"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			tb.Fatalf("LIVETAB_BENCH_MB=%q: want a whole number of megabytes", s)
+		}
+		return int64(n) << 20
+	}
+	return 100 << 20
+}
+
 // BenchmarkCapture100MB captures a 100 MB video held by the page as a blob
-// (rung 2: slices of 1 MiB through Runtime.callFunctionOn) on both backends,
-// and reports MB/s and the Go heap's peak during the transfer. Run it with
+// on both backends, by the whole ladder and by each rung alone, and reports
+// MB/s and the Go heap's peak during the transfer. Compare the livetab
+// figures with the exec ones of the same run. Run it with
 //
 //	go test ./capture -run '^$' -bench Capture100MB -benchtime 1x
 func BenchmarkCapture100MB(b *testing.B) {
+	size := benchSize(b)
 	for _, bk := range []struct {
 		name   string
 		newTab func(testing.TB) context.Context
 	}{{"exec", execTab}, {"livetab", liveTab}} {
-		b.Run(bk.name, func(b *testing.B) {
-			const size = 100 << 20
-			defer fake.SetVideoSize(fake.SetVideoSize(size))
-			ctx := bk.newTab(b)
-			c, err := capture.New(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
-			if err := chromedp.Do(ctx, chromedp.Navigate(fake.URL), chromedp.Click(chromedp.CSS("#generate"))); err != nil {
-				b.Fatal(err)
-			}
-			wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-			defer cancel()
-			if _, err := chromedp.Run(wctx, chromedp.Poll[bool](`document.getElementById('status').textContent.startsWith('done')`)); err != nil {
-				b.Fatal(err)
-			}
-			want, _ := fake.Asset("blobvideo")
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				var res *capture.Result
-				peak := browsertest.PeakHeap(func() {
-					res, err = c.Element(context.Background(), capture.CSS("#result-blobvideo"), capture.To(capture.Writer(io.Discard)))
-				})
+		for _, rc := range []struct {
+			name  string
+			rungs []capture.Rung
+		}{{"ladder", nil}, {"in-page", []capture.Rung{capture.RungPage}}} {
+			b.Run(bk.name+"/"+rc.name, func(b *testing.B) {
+				defer fake.SetVideoSize(fake.SetVideoSize(size))
+				ctx := bk.newTab(b)
+				c, err := capture.New(ctx)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if res.SHA256 != want.SHA256 {
-					b.Fatalf("got sha256 %s, want %s", res.SHA256, want.SHA256)
+				defer c.Close()
+				if err := chromedp.Do(ctx, chromedp.Navigate(fake.URL), chromedp.Click(chromedp.CSS("#generate"))); err != nil {
+					b.Fatal(err)
 				}
-				b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
-			}
-			b.SetBytes(size)
-		})
+				wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+				defer cancel()
+				if _, err := chromedp.Run(wctx, chromedp.Poll[bool](`document.getElementById('status').textContent.startsWith('done')`)); err != nil {
+					b.Fatal(err)
+				}
+				want, _ := fake.Asset("blobvideo")
+				opts := []capture.Option{capture.To(capture.Writer(io.Discard))}
+				if rc.rungs != nil {
+					opts = append(opts, capture.Rungs(rc.rungs...))
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					var res *capture.Result
+					peak := browsertest.PeakHeap(func() {
+						res, err = c.Element(context.Background(), capture.CSS("#result-blobvideo"), opts...)
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if res.SHA256 != want.SHA256 {
+						b.Fatalf("got sha256 %s, want %s", res.SHA256, want.SHA256)
+					}
+					b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+					b.ReportMetric(float64(res.Rung), "rung")
+				}
+				b.SetBytes(size)
+			})
+		}
 	}
 }

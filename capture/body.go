@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 )
 
 // maxTracked bounds the responses a watcher remembers, so a long session on
@@ -50,6 +51,14 @@ type watcher struct {
 	order  []network.RequestID
 	seq    int64
 	notify chan struct{} // closed and replaced when a response finishes
+	docs   int           // main-frame navigations seen: which document the tab shows
+}
+
+// doc numbers the document the tab shows.
+func (w *watcher) doc() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.docs
 }
 
 func newWatcher() *watcher {
@@ -62,6 +71,10 @@ func (w *watcher) event(ev any) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch ev := ev.(type) {
+	case *page.EventFrameNavigated:
+		if ev.Frame != nil && ev.Frame.ParentID == "" {
+			w.docs++
+		}
 	case *network.EventResponseReceived:
 		if ev.Response == nil {
 			return

@@ -13,6 +13,11 @@
 //     credentials (this works for blob: URLs the page made), or
 //     canvas.toBlob, into a Blob that Go then pulls in slices of at most
 //     1 MiB.
+//     A blob of at least [DefaultSaveAbove] bytes that the page read is
+//     first saved by the browser instead ([RungSave]): the page downloads
+//     it through an object URL, Chrome writes it to disk at disk speed and
+//     Go reads the file, as in rung 3; when no download starts, the slices
+//     are read as above.
 //  3. [RungDownload]: media that only comes as a download (a "Download"
 //     button, Content-Disposition: attachment, a download the page's
 //     script starts) goes through the browser's download machinery
@@ -62,6 +67,10 @@ const (
 	RungPage Rung = 2
 	// RungDownload takes the file the browser downloaded.
 	RungDownload Rung = 3
+	// RungSave has the page download a blob it read (rung 2's first
+	// step), and takes the file: big media moves at disk speed instead of
+	// as base64 through CDP. It runs between rungs 1 and 2.
+	RungSave Rung = 4
 )
 
 // String names the rung as results and errors show it.
@@ -73,6 +82,8 @@ func (r Rung) String() string {
 		return "in-page"
 	case RungDownload:
 		return "download"
+	case RungSave:
+		return "page-download"
 	}
 	return fmt.Sprintf("rung(%d)", int(r))
 }
@@ -146,6 +157,10 @@ const (
 	DefaultBodyLimit = 16 << 20
 	// MaxChunk is the largest slice of bytes moved per message.
 	MaxChunk = 1 << 20
+	// DefaultSaveAbove is the smallest blob saved as a download
+	// ([RungSave]): below it, the download's fixed cost (a few round
+	// trips, a file) outweighs the slower in-page read.
+	DefaultSaveAbove = 8 << 20
 )
 
 // Option configures a Capturer (in New) or one capture (in its methods).
@@ -162,6 +177,7 @@ type config struct {
 	canvasQuality float64
 	downloadDir   string
 	downloadStart time.Duration
+	saveAbove     int64
 	check         check // WaitNew's filter, for URL
 }
 
@@ -171,6 +187,7 @@ func defaults() config {
 		bodyLimit:     DefaultBodyLimit,
 		chunk:         MaxChunk,
 		downloadStart: 3 * time.Second,
+		saveAbove:     DefaultSaveAbove,
 	}
 }
 
@@ -185,7 +202,8 @@ func Name(name string) Option { return func(c *config) { c.name = name } }
 func OnProgress(f func(Progress)) Option { return func(c *config) { c.progress = f } }
 
 // Rungs restricts the ladder to the given rungs, for example to force the
-// in-page read (Rungs(RungPage)) or a download.
+// in-page read in slices (Rungs(RungPage)), the page's own download of a
+// big blob (Rungs(RungSave)) or a download.
 func Rungs(r ...Rung) Option {
 	return func(c *config) {
 		c.rungs = map[Rung]bool{}
@@ -214,6 +232,10 @@ func ChunkSize(n int) Option {
 func CanvasFormat(mime string, quality float64) Option {
 	return func(c *config) { c.canvasType, c.canvasQuality = mime, quality }
 }
+
+// SaveAbove sets the smallest blob that [RungSave] saves as a download
+// (default DefaultSaveAbove); smaller ones are read in slices.
+func SaveAbove(n int64) Option { return func(c *config) { c.saveAbove = max(n, 0) } }
 
 // DownloadDir sets the directory the browser downloads into for rung 3 on a
 // browser that takes Browser.setDownloadBehavior (plain Chrome). Files are
@@ -246,7 +268,12 @@ type Capturer struct {
 	dlOwned     bool
 	dlBehaviour bool
 	claimed     map[string]bool // download guids taken by running Download calls
-	groupSeq    int
+	// limiter is whether the browser holds a page to one download until
+	// the person interacts (0 not yet asked, 1 yes, 2 no), and savedDoc
+	// the document whose one download RungSave spent (-1 none).
+	limiter  int8
+	savedDoc int
+	groupSeq int
 
 	kit *inpage.Kit // how the in-page library loads and its errors read
 }
@@ -255,7 +282,7 @@ type Capturer struct {
 // chromedp.NewContext (the tab is opened if it is not yet). It starts
 // watching the tab's network responses.
 func New(ctx context.Context, opts ...Option) (*Capturer, error) {
-	c := &Capturer{tabCtx: ctx, cfg: defaults()}
+	c := &Capturer{tabCtx: ctx, cfg: defaults(), savedDoc: -1}
 	c.kit = newKit(c)
 	for _, o := range opts {
 		o(&c.cfg)

@@ -112,6 +112,15 @@ func (c *Capturer) ownsFrame(ctx context.Context, id cdp.FrameID) bool {
 }
 
 func (c *Capturer) download(ctx context.Context, cfg *config, trigger func(ctx context.Context) error) (*Result, error) {
+	return c.downloadAs(ctx, cfg, nil, trigger)
+}
+
+// downloadAs runs trigger and captures the download it starts. A non-nil
+// saved describes a blob the page saved (RungSave): the result takes its
+// name, type and size from it, and a download that does not begin within
+// cfg.downloadStart is an error rather than a wait for the caller's
+// deadline.
+func (c *Capturer) downloadAs(ctx context.Context, cfg *config, saved *meta, trigger func(ctx context.Context) error) (*Result, error) {
 	dir, err := c.ensureDownloads(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -131,12 +140,18 @@ func (c *Capturer) download(ctx context.Context, cfg *config, trigger func(ctx c
 		guid, url, suggested string
 		early                = map[string]browser.EventDownloadProgress{} // progress of downloads not yet matched
 		fallback             <-chan time.Time
+		noStart              <-chan time.Time
 		pageEv               browser.EventDownloadWillBegin // same fields
 	)
+	if saved != nil {
+		t := time.NewTimer(cfg.downloadStart)
+		defer t.Stop()
+		noStart = t.C
+	}
 	finish := func(ev browser.EventDownloadProgress) (*Result, error) {
 		switch ev.State {
 		case browser.DownloadProgressStateCompleted:
-			return c.readDownload(ctx, cfg, dir, guid, url, suggested, ev)
+			return c.readDownload(ctx, cfg, dir, guid, url, suggested, ev, saved)
 		case browser.DownloadProgressStateCanceled:
 			return nil, fmt.Errorf("%w: the browser canceled %s after %d bytes (blocked, interrupted, or refused by the user)", ErrDownloadFailed, shortURL(url), int64(ev.ReceivedBytes))
 		}
@@ -155,6 +170,10 @@ func (c *Capturer) download(ctx context.Context, cfg *config, trigger func(ctx c
 			if guid != "" {
 				cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 				cdp.Call(cctx, c.b, browser.CancelDownload, browser.CancelDownloadParams{GUID: guid})
+				// A download that finished as it was canceled still gets
+				// its file moved into dir (livetab moves it on completion):
+				// wait, within the bound, for its last word first.
+				c.settle(cctx, progress, guid)
 				cancel()
 				// The partial file, whatever suffix the browser gave it.
 				if parts, _ := filepath.Glob(filepath.Join(dir, guid+"*")); parts != nil {
@@ -170,7 +189,7 @@ func (c *Capturer) download(ctx context.Context, cfg *config, trigger func(ctx c
 				continue
 			}
 			defer c.unclaim(ev.GUID)
-			guid, url, suggested, fallback = ev.GUID, ev.URL, ev.SuggestedFilename, nil
+			guid, url, suggested, fallback, noStart = ev.GUID, ev.URL, ev.SuggestedFilename, nil, nil
 			if p, ok := early[guid]; ok {
 				if res, err := finish(p); res != nil || err != nil {
 					return res, err
@@ -198,9 +217,17 @@ func (c *Capturer) download(ctx context.Context, cfg *config, trigger func(ctx c
 			if guid != "" || fallback != nil || jsonv2.Unmarshal(raw, &pageEv) != nil {
 				continue
 			}
-			fallback = time.After(cfg.downloadStart)
+			fallback, noStart = time.After(cfg.downloadStart), nil
+		case <-noStart:
+			return nil, fmt.Errorf("%w: the page's download of the blob did not begin within %v (a page or frame sandboxed without allow-downloads, or the browser blocks this site's downloads)", ErrDownloadFailed, cfg.downloadStart)
 		case <-fallback:
-			if !cfg.allowed(RungPage) {
+			if saved != nil && pageEv.GUID != "" {
+				// It may yet begin; the slices read the blob instead.
+				cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				cdp.Call(cctx, c.b, browser.CancelDownload, browser.CancelDownloadParams{GUID: pageEv.GUID})
+				cancel()
+			}
+			if !cfg.allowed(RungPage) || saved != nil {
 				return nil, fmt.Errorf("%w: the tab started downloading %s but the browser sent no Browser.downloadWillBegin within %v (the connection does not relay downloads); allow RungPage to read the URL in the page", ErrDownloadFailed, shortURL(pageEv.URL), cfg.downloadStart)
 			}
 			miss := fmt.Errorf("the tab started downloading %s but the browser sent no Browser.downloadWillBegin within %v", shortURL(pageEv.URL), cfg.downloadStart)
@@ -210,6 +237,21 @@ func (c *Capturer) download(ctx context.Context, cfg *config, trigger func(ctx c
 			}
 			res.Attempts = append(res.Attempts, Attempt{Rung: RungDownload, Err: miss})
 			return res, nil
+		}
+	}
+}
+
+// settle waits until download guid completes or is canceled, or ctx ends.
+func (c *Capturer) settle(ctx context.Context, progress <-chan jsonv2.Value, guid string) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case raw := <-progress:
+			var ev browser.EventDownloadProgress
+			if jsonv2.Unmarshal(raw, &ev) == nil && ev.GUID == guid && ev.State != browser.DownloadProgressStateInProgress {
+				return
+			}
 		}
 	}
 }
@@ -254,7 +296,7 @@ func (c *Capturer) refetch(ctx context.Context, cfg *config, url, name string) (
 // Capturer's own directory are removed afterwards; a file the browser put
 // elsewhere (the user's Downloads folder, through livetab) is left where the
 // user expects it.
-func (c *Capturer) readDownload(ctx context.Context, cfg *config, dir, guid, url, suggested string, ev browser.EventDownloadProgress) (*Result, error) {
+func (c *Capturer) readDownload(ctx context.Context, cfg *config, dir, guid, url, suggested string, ev browser.EventDownloadProgress, saved *meta) (*Result, error) {
 	path := ev.FilePath
 	if path == "" {
 		path = filepath.Join(dir, guid)
@@ -271,12 +313,18 @@ func (c *Capturer) readDownload(ctx context.Context, cfg *config, dir, guid, url
 	if st, err := f.Stat(); err == nil {
 		size = st.Size()
 	}
+	m := meta{name: nameFrom(cfg.name, suggested, url), source: url, size: size, rung: RungDownload}
+	if saved != nil {
+		if size != saved.size {
+			return nil, fmt.Errorf("%w: the browser saved %d bytes of the page's %d-byte blob", ErrDownloadFailed, size, saved.size)
+		}
+		m = *saved
+	}
 	if cfg.progress != nil {
 		// The file is read from here on; the download's own progress was
 		// reported while it ran.
-		cfg.progress(Progress{Rung: RungDownload, Done: 0, Total: size})
+		cfg.progress(Progress{Rung: m.rung, Done: 0, Total: size})
 	}
-	m := meta{name: nameFrom(cfg.name, suggested, url), source: url, size: size, rung: RungDownload}
 	return c.store(ctx, cfg, m, &readerSource{r: f, chunk: cfg.chunk})
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/io"
 	"github.com/chromedp/cdproto/runtime"
+
+	"github.com/livetab/livetab/livetabcdp"
 )
 
 // desc is what the library says of an element's media.
@@ -139,11 +141,31 @@ func (c *Capturer) ladder(ctx context.Context, cfg *config, l *lib, el runtime.R
 			attempts = append(attempts, Attempt{Rung: RungBody, Err: err})
 		}
 	}
-	if !cfg.allowed(RungPage) {
+	if !cfg.allowed(RungPage) && !cfg.allowed(RungSave) {
 		if len(attempts) == 0 {
 			return nil, fmt.Errorf("%w: no allowed rung applies to this media (%s)", ErrNoMedia, d.Kind)
 		}
 		return done(nil, attempts[len(attempts)-1].Err)
+	}
+	if strings.HasPrefix(d.URL, "blob:") && cfg.allowed(RungSave) {
+		res, err := c.saveURL(ctx, cfg, l, d, chk)
+		switch {
+		case err == nil:
+			return done(res, nil)
+		case errors.Is(err, errBelowSave):
+		case ctx.Err() != nil || errors.Is(err, ErrTabClosed) || errors.Is(err, ErrGone) || chk != nil && errors.Is(err, errSkip):
+			return done(nil, err)
+		default:
+			attempts = append(attempts, Attempt{Rung: RungSave, Err: err})
+			// The page could not download it; nor will it a copy.
+			cfg2 := *cfg
+			cfg2.saveAbove = -1
+			cfg = &cfg2
+		}
+	}
+	if !cfg.allowed(RungPage) && (!cfg.allowed(RungSave) || cfg.saveAbove < 0) {
+		a := attempts[len(attempts)-1]
+		return done(nil, withAttempts(a.Err, attempts[:len(attempts)-1]))
 	}
 	target := val(d.URL)
 	if el != "" {
@@ -197,7 +219,119 @@ func (c *Capturer) inPage(ctx context.Context, cfg *config, l *lib, target *runt
 		name: nameFrom(cfg.name, o.Name, src), declared: o.Type, source: src, hint: d.Hint,
 		size: o.Size, rung: RungPage, width: d.Width, height: d.Height,
 	}
-	return c.store(ctx, cfg, m, c.blobSource(ctx, l, o.ID, o.Size, cfg.chunk))
+	var saveErr error
+	if cfg.allowed(RungSave) && cfg.saveAbove >= 0 && o.Size >= cfg.saveAbove && o.Size > 0 {
+		res, err := c.save(ctx, cfg, l, o.ID, m)
+		switch {
+		case err == nil || ctx.Err() != nil || errors.Is(err, ErrTabClosed):
+			return res, err
+		case !cfg.allowed(RungPage):
+			return nil, err
+		}
+		saveErr = err
+	}
+	if !cfg.allowed(RungPage) {
+		return nil, fmt.Errorf("%w: the %d-byte %s is below the smallest size saved as a download (SaveAbove %d); allow RungPage to read it in slices", ErrNoMedia, o.Size, d.Kind, cfg.saveAbove)
+	}
+	res, err := c.store(ctx, cfg, m, c.blobSource(ctx, l, o.ID, o.Size, cfg.chunk))
+	if saveErr != nil {
+		if err != nil {
+			return nil, withAttempts(err, []Attempt{{Rung: RungSave, Err: saveErr}})
+		}
+		res.Attempts = append(res.Attempts, Attempt{Rung: RungSave, Err: saveErr})
+	}
+	return res, err
+}
+
+var (
+	// errBelowSave: the blob is smaller than what RungSave saves.
+	errBelowSave = errors.New("capture: below the size saved as a download")
+	// errSaveSpent: the document already had its download.
+	errSaveSpent = errors.New("capture: the page already made its one download without a person's click; a second would make the browser ask the person (\"download multiple files?\")")
+)
+
+// spendSave takes the document's one download for RungSave, or says that
+// it is spent. A person's Chrome (livetab) lets a page start one download
+// on its own; after that it asks the person until they click or type in
+// the page, and the page-initiated download waits. Plain Chrome under
+// Browser.setDownloadBehavior asks nothing.
+func (c *Capturer) spendSave(ctx context.Context) error {
+	c.mu.Lock()
+	known := c.limiter
+	c.mu.Unlock()
+	if known == 0 {
+		known = 2
+		if _, err := cdp.Call(ctx, c.b, livetabcdp.GetInfo, cdp.Empty{}); err == nil {
+			known = 1
+		} else if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	doc := c.w.doc()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.limiter = known
+	if known == 2 {
+		return nil
+	}
+	if c.savedDoc == doc {
+		return errSaveSpent
+	}
+	c.savedDoc = doc
+	return nil
+}
+
+// saveURL is RungSave for a blob: URL the page made: the page downloads
+// the URL itself, sparing the copy that opening it as a blob would make.
+func (c *Capturer) saveURL(ctx context.Context, cfg *config, l *lib, d desc, chk check) (*Result, error) {
+	var p struct {
+		Size int64  `json:"size"`
+		Type string `json:"type"`
+	}
+	if err := l.Call(ctx, "probe", &p, val(d.URL)); err != nil {
+		return nil, err
+	}
+	if chk != nil {
+		if err := chk(p.Type, p.Size); err != nil {
+			return nil, err
+		}
+	}
+	if p.Size < 0 || p.Size < cfg.saveAbove || p.Size == 0 || cfg.saveAbove < 0 {
+		return nil, errBelowSave
+	}
+	m := meta{
+		name: nameFrom(cfg.name, "", d.URL), declared: p.Type, source: d.URL, hint: d.Hint,
+		size: p.Size, rung: RungSave, width: d.Width, height: d.Height,
+	}
+	return c.saveWith(ctx, cfg, m, func(ctx context.Context, name string) error {
+		return l.CallGesture(ctx, "saveURL", nil, val(d.URL), val(name))
+	})
+}
+
+// save is RungSave: the page downloads the registered blob id and the file
+// is read like any download. It fails, for the slices to take over, when
+// no download starts within DownloadStartWait (a sandboxed frame without
+// allow-downloads, a browser that blocks the site's downloads, a
+// connection that relays no download events).
+func (c *Capturer) save(ctx context.Context, cfg *config, l *lib, id int64, m meta) (*Result, error) {
+	return c.saveWith(ctx, cfg, m, func(ctx context.Context, name string) error {
+		return l.CallGesture(ctx, "save", nil, val(id), val(name))
+	})
+}
+
+// saveWith captures the download that trigger starts as the media m.
+func (c *Capturer) saveWith(ctx context.Context, cfg *config, m meta, trigger func(ctx context.Context, name string) error) (*Result, error) {
+	if err := c.spendSave(ctx); err != nil {
+		return nil, err
+	}
+	m.rung = RungSave
+	cfg2 := *cfg
+	cfg2.rungs = map[Rung]bool{RungSave: true} // no refetch: the slices are the fallback
+	name := m.name
+	if name == "" {
+		name = finalName(madeName(m.hint, time.Now()), m.declared)
+	}
+	return c.downloadAs(ctx, &cfg2, &m, func(ctx context.Context) error { return trigger(ctx, name) })
 }
 
 // noIORead makes blobSource use the JavaScript reader, for tests.

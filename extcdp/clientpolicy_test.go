@@ -408,3 +408,33 @@ func shareTab(t *testing.T, targetID string) {
 		return false
 	})
 }
+
+// data: URLs load (as about:blank with the document written in, see
+// dataurl.go), but not for a client with a domain list: a data: document is
+// outside every domain, and its scripts could reach any site, so it is
+// refused as any other URL outside them, however it is spelled.
+func TestDataURLKeepsTheDomainPolicy(t *testing.T) {
+	srv, tok := endpoint(t)
+	a := dialRawTo(t, srv, tok)
+	a.must("", livetabcdp.CommandSetPolicy, map[string]any{"domains": []string{"127.0.0.1"}})
+	_, asid := a.open(site.URL + "/form")
+	for _, u := range []string{"data:text/html,<h1>x</h1>", " DATA:text/html;base64,PGgxPng8L2gxPg==", "data:,x", "data:image/png;base64,AAAA"} {
+		if err := a.navigate(asid, u); err == nil || !strings.Contains(err.Error(), "outside the domains") {
+			t.Fatalf("a client held to 127.0.0.1 navigated to %q: %v", u, err)
+		}
+		if _, err := a.call("", "Target.createTarget", map[string]any{"url": u}); err == nil || !strings.Contains(err.Error(), "outside the domains") {
+			t.Fatalf("a client held to 127.0.0.1 opened %q: %v", u, err)
+		}
+	}
+	if got := a.eval(asid, `location.pathname`); got != "/form" {
+		t.Fatalf("the tab is at %s", got)
+	}
+	b := dialRawTo(t, srv, tok)
+	_, bsid := b.open(site.URL + "/form")
+	if err := b.navigate(bsid, "data:text/html,<h1 id=x>free</h1>"); err != nil {
+		t.Fatalf("a client with no policy: %v", err)
+	}
+	if got := b.eval(bsid, `document.getElementById('x').textContent`); got != "free" {
+		t.Fatalf("the data: document says %q", got)
+	}
+}

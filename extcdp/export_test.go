@@ -22,5 +22,8 @@ func (r *Relay) Counts() map[string]int {
 	return n
 }
 
+// DataDocument is dataDocument, for its table test.
+var DataDocument = dataDocument
+
 // CleanName is cleanName, for tests.
 var CleanName = cleanName

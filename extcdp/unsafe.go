@@ -35,6 +35,16 @@ var navigateSchemes = map[string]bool{
 	"http": true, "https": true, "file": true, "data": true, "blob": true, "javascript": true,
 }
 
+// browserSchemes are schemes of Chrome's own pages: Chrome would load
+// them, but an extension may not debug them (see navigateSchemes), so the
+// relay refuses them with an error rather than answering as for a scheme
+// Chrome does not know.
+var browserSchemes = map[string]bool{
+	"chrome": true, "chrome-untrusted": true, "chrome-extension": true, "chrome-search": true,
+	"chrome-error": true, "chrome-native": true, "devtools": true, "view-source": true,
+	"filesystem": true, "isolated-app": true, "edge": true,
+}
+
 // guardUnsafe looks at a command before forward sends it to tab t (or its
 // child session sid) and reports whether it answered the command itself,
 // by emulating or refusing it.
@@ -62,16 +72,37 @@ func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session)
 			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses Page.navigate to %q: Chrome turns about: pages other than about:blank into chrome:// pages, which an extension may not debug (the debugger would detach, and some of them crash the browser); open it in the browser yourself", p.URL))
 			return true
 		}
+	case browserSchemes[scheme]:
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses Page.navigate to %q: through the extension only http, https, file, data, blob, javascript and about:blank URLs are navigated; %s: pages cannot be debugged by an extension (the debugger would detach, and chrome:// debug pages crash the tab or the browser); open it in the browser yourself", p.URL, scheme))
+		return true
 	case !navigateSchemes[scheme]:
-		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses Page.navigate to %q: through the extension only http, https, file, data, blob, javascript and about:blank URLs are navigated; %s: pages cannot be debugged by an extension (the debugger would detach, and chrome:// debug pages crash the tab or the browser) or open another program; open it in the browser yourself", p.URL, scheme))
+		// Chrome hands a scheme it does not know to another program and
+		// answers net::ERR_ABORTED, the tab staying where it was; the relay
+		// gives that answer without the other program (and without the
+		// navigation's start, which detaches an extension's debugger).
+		c.reply(m.ID, m.SessionID, struct {
+			FrameID    target.ID `json:"frameId"`
+			IsDownload bool      `json:"isDownload"`
+			ErrorText  string    `json:"errorText"`
+		}{c.frameOf(t, sid, s), false, "net::ERR_ABORTED"})
+		return true
+	}
+	main := c.frameOf(t, sid, s)
+	if p.FrameID != "" && p.FrameID != string(main) {
+		return false // a child frame: measured safe, and data: is allowed there
+	}
+	if scheme == "data" && sid == "" {
+		doc, ok := dataDocument(rest)
+		if !ok {
+			return false
+		}
+		finished := make(chan struct{})
+		c.dataNavigate(m, t, sid, p.URL, doc, func() { close(finished) })
+		<-finished
 		return true
 	}
 	if !strings.Contains(p.URL, "#") {
 		return false // never the same document: Chrome loads a new one
-	}
-	main := c.frameOf(t, sid, s)
-	if p.FrameID != "" && p.FrameID != string(main) {
-		return false // a child frame: measured safe
 	}
 	// The lane waits for it: a command sent after this one must not
 	// overtake the emulation's round trips (each bounded by probeTimeout).

@@ -232,7 +232,7 @@ func TestAttackInternalPagesRefused(t *testing.T) {
 		{"url": "about:inducebrowsercrashforrealz", "transitionType": "address_bar"},
 		{"url": " CHROME://crash"},
 		{"url": "chrome://version"},
-		{"url": "mailto:someone@example.com"},
+		{"url": "view-source:" + site.URL + "/form"},
 	} {
 		r, err := c.send(sid, "Page.navigate", p)
 		if err != nil {
@@ -245,6 +245,35 @@ func TestAttackInternalPagesRefused(t *testing.T) {
 		}
 		if v, err := c.evalJSON(sid, "location.pathname"); err != nil || v != `"/form"` {
 			t.Fatalf("the tab after the refused %v: %s %v", p, v, err)
+		}
+	}
+}
+
+// A scheme Chrome does not know is answered as Chrome answers it
+// (net::ERR_ABORTED: it would have handed the URL to another program), and
+// never sent: the navigation's start alone detaches an extension's
+// debugger, and no other program opens.
+func TestExternalSchemeAbortedAsChrome(t *testing.T) {
+	if env == nil {
+		browsertest.RequireChromium(t)
+	}
+	c := dialRaw(t)
+	res := c.must("", "Target.createTarget", map[string]any{"url": "about:blank"})
+	id := field(res, "targetId")
+	defer c.call("", "Target.closeTarget", map[string]any{"targetId": id})
+	sid := field(c.must("", "Target.attachToTarget", map[string]any{"targetId": id, "flatten": true}), "sessionId")
+	c.must(sid, "Page.navigate", map[string]any{"url": site.URL + "/form"})
+	for _, u := range []string{"mailto:someone@example.com", "bad://127.0.0.1/index", " BAD+X://y"} {
+		r, err := c.send(sid, "Page.navigate", map[string]any{"url": u})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Error != nil || field(r.Result, "errorText") != "net::ERR_ABORTED" || field(r.Result, "frameId") != id {
+			t.Fatalf("Page.navigate %q: %s %+v, want Chrome's errorText net::ERR_ABORTED on frame %s", u, r.Result, r.Error, id)
+		}
+		v, err := c.call(sid, "Runtime.evaluate", map[string]any{"expression": "location.pathname", "returnByValue": true})
+		if err != nil || !strings.Contains(string(v), `"/form"`) {
+			t.Fatalf("the tab after %q: %s, %v", u, v, err)
 		}
 	}
 }

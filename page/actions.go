@@ -15,6 +15,12 @@ import (
 // model, with what else happened on the way (a navigation, a dialog the
 // policy handled).
 func (p *Page) run(ctx context.Context, dialogOK bool, act Action, f func(a *action) (string, error)) (string, error) {
+	return p.runWith(ctx, dialogOK, act, act.Kind == KindAct || act.Kind == KindNavigate, f)
+}
+
+// runWith is run, with or without settling after f and reporting what
+// changed (a form's fields settle only once, after the submit).
+func (p *Page) runWith(ctx context.Context, dialogOK bool, act Action, settle bool, f func(a *action) (string, error)) (string, error) {
 	t, err := p.current()
 	if err != nil {
 		return "", err
@@ -32,7 +38,14 @@ func (p *Page) run(ctx context.Context, dialogOK bool, act Action, f func(a *act
 		return "", p.end(a, err)
 	}
 	mark := a.t.markPopups()
+	if settle && act.Kind == KindAct {
+		a.watch()
+	}
 	msg, err := f(a)
+	var settled string
+	if settle && err == nil {
+		settled = a.quietDown()
+	}
 	a.note = append(a.note, p.popupNotes(ctx, a.t, mark)...)
 	a.t.mu.Lock()
 	handled := a.t.handled
@@ -49,6 +62,12 @@ func (p *Page) run(ctx context.Context, dialogOK bool, act Action, f func(a *act
 			msg += "; "
 		}
 		msg += strings.Join(a.note, "; ")
+	}
+	if settled != "" {
+		if msg != "" {
+			msg += "; "
+		}
+		msg += settled
 	}
 	return msg, p.end(a, err)
 }

@@ -165,7 +165,7 @@ func planField(f FormField) (fieldPlan, error) {
 // what the field holds afterwards.
 func (p *Page) fillField(ctx context.Context, pl fieldPlan, fr *FieldResult) {
 	ref := pl.act.Ref
-	_, fr.Err = p.run(ctx, false, pl.act, func(x *action) (string, error) {
+	_, fr.Err = p.runWith(ctx, false, pl.act, false, func(x *action) (string, error) {
 		if err := pl.do(x); err != nil {
 			return "", err
 		}

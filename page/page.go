@@ -43,6 +43,8 @@ type config struct {
 	tabParent     context.Context
 	guard         Guard
 	setFiles      func(ctx context.Context, el runtime.RemoteObjectID, paths []string) error
+	settleMax     time.Duration
+	settleQuiet   time.Duration
 }
 
 // WithViewport sets the viewport that the Page emulates in each of its tabs,
@@ -136,6 +138,8 @@ func New(ctx context.Context, opts ...Option) (*Page, error) {
 			navTimeout:    DefaultNavTimeout,
 			actionTimeout: DefaultActionTimeout,
 			maxShotHeight: DefaultMaxShotHeight,
+			settleMax:     DefaultSettle,
+			settleQuiet:   DefaultSettleQuiet,
 		},
 	}
 	for _, o := range opts {
@@ -488,6 +492,8 @@ type action struct {
 	within  uint64
 	navReq  uint64
 	note    []string // facts for the result text, e.g. a navigation
+
+	watching bool // the main document records what the action changes
 
 	blockSeq      uint64 // the tab's blocked requests before the action
 	blockReported bool   // the action's error already tells of a blocked request

@@ -39,6 +39,12 @@ go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 echo "== go test"
 go test -count=1 -timeout 15m ./...
 
+# The media benchmarks once, on 10 MB: figures and ratios to read, no
+# pass or fail on speed (a benchmark, not a timed test).
+echo "== media benchmarks on 10 MB (livetab ÷ plain Chromium, same run)"
+LIVETAB_BENCH_MB=10 go test -count=1 -run '^$' -bench 'Capture100MB|Upload100MB' -benchtime 1x -timeout 10m ./capture ./upload \
+  | awk -f scripts/media-ratios.awk
+
 # Each fuzz target runs on its own (-fuzz takes one target per package);
 # LIVETAB_FUZZTIME shortens or lengthens the runs. Inputs that fail are
 # written to the package's testdata/fuzz/ and stay as seeds.

@@ -34,6 +34,9 @@ function () {
   // (or the object group), so Go can read it slice by slice.
   const blobs = new Map();
   let nextID = 1;
+  // Object URLs made by save, by blob id: an object URL keeps its blob
+  // alive until revoked, past the object group, so release revokes it.
+  const saved = new Map();
 
   const MEDIA_TAGS = new Set(['img', 'video', 'audio', 'canvas', 'picture', 'source', 'image', 'object', 'embed']);
   const CLICKABLE = new Set(['button', 'a', 'summary']);
@@ -408,8 +411,61 @@ function () {
       return b.slice(off, off + len);
     },
 
+    // save has the browser download a registered blob, as a page's own
+    // "save" link would: Chrome writes it to disk at disk speed, where a
+    // read through CDP moves every byte as base64. The anchor stays out of
+    // the document, so the page's listeners never see its click.
+    save(id, name) {
+      const b = blobs.get(id);
+      if (!b) fail('gone', 'capture ' + id + ' was released');
+      let url = saved.get(id);
+      if (!url) {
+        url = URL.createObjectURL(b);
+        saved.set(id, url);
+      }
+      const a = document.createElement('a');
+      a.href = url;
+      a.download = name || 'capture';
+      a.rel = 'noopener';
+      a.click();
+      return url;
+    },
+
+    // probe says the size and type behind a blob: URL without reading
+    // it, so that saveURL need not copy the blob first.
+    async probe(url) {
+      if (!url.startsWith('blob:')) fail('nomedia', 'only blob: URLs are probed');
+      /** @type {Response} */
+      let res;
+      try {
+        res = await fetch(url);
+      } catch (e) {
+        fail('gone', 'the page cannot read ' + short(url) + ': the blob URL was revoked, or it is a MediaSource stream, which has no file to capture (' + e + ')');
+      }
+      const size = Number(res.headers.get('content-length'));
+      if (res.body) res.body.cancel().catch(() => {});
+      return { size: Number.isFinite(size) && res.headers.has('content-length') ? size : -1, type: res.headers.get('content-type') || '' };
+    },
+
+    // saveURL has the browser download the page's own blob: URL, as save
+    // does for a registered blob.
+    saveURL(url, name) {
+      if (!url.startsWith('blob:')) fail('nomedia', 'only blob: URLs are saved directly');
+      const a = document.createElement('a');
+      a.href = url;
+      a.download = name || 'capture';
+      a.rel = 'noopener';
+      a.click();
+      return url;
+    },
+
     release(id) {
       blobs.delete(id);
+      const url = saved.get(id);
+      if (url) {
+        saved.delete(id);
+        URL.revokeObjectURL(url);
+      }
     },
 
     // mark remembers the media the page shows now, so that findNew reports

@@ -15,7 +15,7 @@ import (
 // livetab mcp's flags are one table: its -h, the command's doc (main.go)
 // and the README's MCP section each name every flag, so they cannot drift.
 func TestMCPFlagsDocumented(t *testing.T) {
-	fs, _, _, _ := mcpFlags()
+	fs, _, _, _, _ := mcpFlags()
 	var help bytes.Buffer
 	fs.SetOutput(&help)
 	fs.Usage()

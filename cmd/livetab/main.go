@@ -13,8 +13,10 @@
 // chromium.connectOverCDP and Puppeteer's connect({browserWSEndpoint}).
 //
 // `livetab mcp` is an MCP server over stdio for an agent, limited by a
-// policy (package policy). It uses the running serve, else waits for the
-// extension itself; --launch[=headless] starts a throwaway Chromium with
+// policy (package policy). It finds the browser as livetab.Connect does:
+// the running serve, else the extension dialing it, else Chrome's own
+// remote debugging, else it keeps waiting for the extension; it logs which
+// way it took and why. --launch[=headless] starts a throwaway Chromium with
 // the extension instead (--chrome names its binary).
 //
 //   - --allow-domain HOST (repeatable): example.com (that host only),
@@ -29,7 +31,8 @@
 //   - --download-dir (captures go there; uploads read only from there or
 //     from --upload-dir), --audit FILE (one JSON line per tool call,
 //     secrets redacted), --max-page-text N, --config FILE (the same as
-//     JSON).
+//     JSON), --settle D (how long an action waits at most for the page to
+//     settle, 1s by default).
 //   - Navigation is http and https only, checked after DNS and on every
 //     redirect hop: loopback, private, link-local, CGNAT and cloud-metadata
 //     addresses are refused unless --allow-private-networks or an

@@ -15,16 +15,16 @@ import (
 
 	"github.com/livetab/livetab"
 	"github.com/livetab/livetab/agent"
-	"github.com/livetab/livetab/bridge"
-	"github.com/livetab/livetab/extcdp"
+	"github.com/livetab/livetab/extension"
 	"github.com/livetab/livetab/page"
 	"github.com/livetab/livetab/policy"
 )
 
 // mcpFlags is the one table of livetab mcp's flags: its -h, the command's
 // doc and the README are checked against it (TestMCPFlagsDocumented).
-func mcpFlags() (fs *flag.FlagSet, launch *launchMode, chrome *string, pf *policy.Flags) {
+func mcpFlags() (fs *flag.FlagSet, launch *launchMode, chrome *string, pf *policy.Flags, settle *time.Duration) {
 	fs = flags("mcp", "")
+	settle = fs.Duration("settle", page.DefaultSettle, "how long an action waits at most for the page to settle (navigation loaded, network idle, DOM quiet) before it returns what changed; 0: return at once")
 	launch = new(launchMode)
 	fs.Var(launch, "launch", "start a Chromium with a fresh profile and the extension, instead of using your Chrome; --launch=headless without a window")
 	chrome = fs.String("chrome", "", "the Chromium `binary` for --launch (default: $LIVETAB_CHROME, else found on the system)")
@@ -33,11 +33,11 @@ func mcpFlags() (fs *flag.FlagSet, launch *launchMode, chrome *string, pf *polic
 		f.Usage = fmt.Sprintf("cap on the `characters` of one tool result (about 4 per token); browser_read returns %d characters a call by default, "+
 			"at most this cap less %d, and reads on from the offset its result gives; 0: no cap", page.DefaultMaxChars, agent.ReadMargin)
 	}
-	return fs, launch, chrome, pf
+	return fs, launch, chrome, pf, settle
 }
 
 func runMCP(ctx context.Context, args []string) error {
-	fs, launch, chrome, pf := mcpFlags()
+	fs, launch, chrome, pf, settle := mcpFlags()
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -72,7 +72,10 @@ func runMCP(ctx context.Context, args []string) error {
 		return err
 	}
 	defer conn.close()
-	a, err := agent.New(agent.Options{Browser: conn.alloc, Ready: conn.ready, Policy: pol, EmulateViewport: conn.headless, Logger: lg, ClientName: "livetab mcp"})
+	if *settle == 0 {
+		*settle = -1 // agent.Options says "at once" so
+	}
+	a, err := agent.New(agent.Options{Browser: conn.alloc, Ready: conn.ready, Policy: pol, EmulateViewport: conn.headless, Settle: *settle, Logger: lg, ClientName: "livetab mcp"})
 	if err != nil {
 		return err
 	}
@@ -85,82 +88,65 @@ func runMCP(ctx context.Context, args []string) error {
 }
 
 // browserConn is how the MCP server reaches Chrome: a chromedp allocator
-// on the livetab extension, in-process or through a running serve.
+// from livetab.Connect.
 type browserConn struct {
 	alloc context.Context
-	// ready waits until the extension is connected; nil when the serve
-	// holds the connection (it answers for the extension itself).
+	// ready waits until the extension is connected; nil when another way
+	// answers for the browser itself.
 	ready    func(ctx context.Context) error
 	headless bool // a Chromium this process launched without a window
 	close    func()
 }
 
-// connectBrowser uses, in order: a Chromium of its own (--launch), the
-// running `livetab serve`, or the extension dialing this process.
+// connectBrowser uses a Chromium of its own with --launch, else what
+// livetab.Connect finds first: the running `livetab serve`, the extension
+// dialing this process, Chrome's own remote debugging. When none answers
+// it keeps waiting for the extension: an MCP client starts this server
+// before the person may have opened Chrome.
 func connectBrowser(ctx context.Context, launch launchMode, chrome string, lg *slog.Logger) (*browserConn, error) {
+	o := livetab.Options{Logger: lg, WaitForExtension: true}
 	if launch != "" {
-		// A fresh token in memory: the launched browser is this process's
-		// alone, and the user's token file stays untouched.
-		b, err := bridge.Listen(ctx, bridge.Options{Addr: "127.0.0.1:0", Token: bridge.NewToken(), Logger: lg})
-		if err != nil {
-			return nil, err
-		}
-		br, err := launchBrowser(ctx, b, chrome, launch == "headless")
-		if err != nil {
-			b.Close()
-			return nil, err
-		}
-		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		go func() {
-			select {
-			case <-br.Done():
-				cancel()
-			case <-wctx.Done():
-			}
-		}()
-		err = b.WaitConnected(wctx)
-		cancel()
-		if err != nil {
-			br.stop(lg)
-			b.Close()
-			return nil, fmt.Errorf("the launched Chromium's extension did not connect within 30 s (`livetab doctor` checks the browser): %w", err)
-		}
-		lg.Info("launched Chromium with the extension", "headless", launch == "headless")
-		alloc, cancelAlloc := extcdp.NewAllocator(ctx, b)
-		return &browserConn{alloc: alloc, headless: launch == "headless", close: func() {
-			cancelAlloc()
-			br.stop(lg)
-			b.Close()
-		}}, nil
+		o.Ways = []livetab.Way{livetab.WayLaunch}
+		o.Launch = &extension.LaunchOptions{ExecPath: chrome, Headless: launch == "headless"}
 	}
-	alloc, cancel, err := livetab.Connect(ctx)
-	if err == nil {
-		lg.Info("using the running livetab serve")
-		return &browserConn{alloc: alloc, close: cancel}, nil
-	}
-	if !errors.Is(err, livetab.ErrNotRunning) {
-		return nil, err
-	}
-	b, err := bridge.Listen(ctx, bridge.Options{Logger: lg})
+	alloc, cancel, err := livetab.Connect(ctx, o)
 	if err != nil {
-		return nil, fmt.Errorf("no livetab serve runs, and waiting for the extension here failed: %w; start `livetab serve`, or use --launch", err)
+		return nil, fmt.Errorf("%w (`livetab doctor` checks the browser)", err)
 	}
-	lg.Info("no livetab serve runs: waiting for the extension to connect here", "bridge", b.URL(),
-		"hint", "the extension must be installed and paired (`livetab doctor`)")
-	alloc, cancelAlloc := extcdp.NewAllocator(ctx, b)
-	return &browserConn{
-		alloc: alloc,
-		ready: func(ctx context.Context) error {
+	c := livetab.FromContext(alloc)
+	var skipped []string
+	for _, s := range c.Skipped {
+		if s.Err != nil { // the ways --launch leaves out say nothing new
+			skipped = append(skipped, s.String())
+		}
+	}
+	lg.Info("browser: "+describeWay(c.Way), "way", c.Way, "reason", c.Reason, "skipped", skipped)
+	conn := &browserConn{alloc: alloc, headless: launch == "headless", close: cancel}
+	if c.Way == livetab.WayExtension {
+		conn.ready = func(ctx context.Context) error {
 			wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 			defer cancel()
-			if err := b.WaitConnected(wctx); err != nil {
-				return fmt.Errorf("the livetab extension is not connected (is Chrome open with the extension installed and paired? `livetab doctor` checks); retry once it is: %w", err)
+			if err := c.Ready(wctx); err != nil {
+				return fmt.Errorf("%w; retry once it is", err)
 			}
 			return nil
-		},
-		close: func() {
-			cancelAlloc()
-			b.Close()
-		},
-	}, nil
+		}
+	}
+	return conn, nil
+}
+
+// describeWay is the start of the log line that says which browser the
+// server uses.
+func describeWay(w livetab.Way) string {
+	switch w {
+	case livetab.WayServe:
+		return "using the running livetab serve"
+	case livetab.WayExtension:
+		return "using the extension, which dials this process"
+	case livetab.WayNative:
+		return "using Chrome's own remote debugging"
+	case livetab.WayLaunch:
+		return "launched Chromium with the extension"
+	}
+	return string(w)
 }

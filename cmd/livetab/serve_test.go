@@ -283,6 +283,9 @@ func TestConnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cancel()
+	if c := livetab.FromContext(actx); c.Way != livetab.WayServe || len(c.Skipped) != 0 {
+		t.Errorf("Connect chose %s, want the serve first", c)
+	}
 	ctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
 	ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
@@ -298,7 +301,8 @@ func TestConnect(t *testing.T) {
 func TestConnectErrors(t *testing.T) {
 	dir := t.TempDir()
 	missing := dir + "/none.json"
-	_, _, err := livetab.Connect(context.Background(), livetab.Options{EndpointFile: missing})
+	serveOnly := []livetab.Way{livetab.WayServe}
+	_, _, err := livetab.Connect(context.Background(), livetab.Options{EndpointFile: missing, Ways: serveOnly})
 	if !errors.Is(err, livetab.ErrNotRunning) || !strings.Contains(err.Error(), "livetab serve") {
 		t.Errorf("no endpoint file: %v, want ErrNotRunning saying to run livetab serve", err)
 	}
@@ -312,7 +316,7 @@ func TestConnectErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv(livetab.EndpointEnv, stale)
-	_, _, err = livetab.Connect(context.Background())
+	_, _, err = livetab.Connect(context.Background(), livetab.Options{Ways: serveOnly})
 	if !errors.Is(err, livetab.ErrNotRunning) {
 		t.Errorf("stale endpoint file: %v, want ErrNotRunning", err)
 	}
@@ -328,8 +332,8 @@ func TestConnectErrors(t *testing.T) {
 	if err := livetab.WriteEndpoint(stale, wrong); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = livetab.Connect(context.Background())
-	if !errors.Is(err, livetab.ErrTokenRefused) || !strings.Contains(err.Error(), "livetab pair") {
+	_, _, err = livetab.Connect(context.Background(), livetab.Options{Ways: serveOnly})
+	if !errors.Is(err, livetab.ErrTokenRefused) || !strings.Contains(err.Error(), "restart `livetab serve`") {
 		t.Errorf("wrong token: %v, want ErrTokenRefused", err)
 	}
 }

@@ -18,9 +18,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/livetab/livetab"
 	"github.com/livetab/livetab/agent"
-	"github.com/livetab/livetab/bridge"
-	"github.com/livetab/livetab/extcdp"
 	"github.com/livetab/livetab/extension"
 	"github.com/livetab/livetab/page"
 )
@@ -45,21 +44,15 @@ func run() error {
 	}))
 	defer site.Close()
 
-	// The browser: a headless Chromium with the extension, as in
-	// examples/quickstart. With your own Chrome, only the bridge is needed.
-	b, err := bridge.Listen(ctx, bridge.Options{Addr: "127.0.0.1:0", Token: bridge.NewToken()})
+	// The browser: the one livetab.Connect finds (your serve, your Chrome's
+	// extension, Chrome's remote debugging), else a headless Chromium with
+	// the extension, as in examples/quickstart.
+	allocCtx, cancelAlloc, err := livetab.Connect(ctx, livetab.Options{Launch: &extension.LaunchOptions{Headless: true}})
 	if err != nil {
 		return err
 	}
-	browser, err := extension.Start(ctx, extension.Config{URL: b.URL(), Token: b.Token()}, extension.LaunchOptions{Headless: true})
-	if err != nil {
-		return err
-	}
-	defer browser.Close()
-	b.Watch(browser) // if it dies, fail at once with its reason
-
-	allocCtx, cancelAlloc := extcdp.NewAllocator(ctx, b)
 	defer cancelAlloc()
+	fmt.Println("browser:", livetab.FromContext(allocCtx))
 	tabCtx, cancelTab := chromedp.NewContext(allocCtx)
 	defer cancelTab()
 	p, err := page.New(tabCtx)

@@ -1,12 +1,13 @@
-// Command quickstart shows livetab end to end on a fresh machine: it starts
-// a bridge, writes the extension out with the bridge's address and token,
-// launches a headless Chromium with it loaded, and drives a local page with
-// plain chromedp. With your own Chrome, skip the launch: load the extension
-// once (livetab extension DIR, then Load unpacked) and keep the rest.
+// Command quickstart shows livetab end to end: livetab.Connect finds a
+// browser (your running `livetab serve`, your Chrome's paired extension, or
+// Chrome's own remote debugging), and on a fresh machine launches a
+// headless Chromium with the extension; then plain chromedp drives a local
+// page in a new tab. -launch skips your Chrome and always launches.
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log"
 	"net/http"
@@ -15,8 +16,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/livetab/livetab/bridge"
-	"github.com/livetab/livetab/extcdp"
+	"github.com/livetab/livetab"
 	"github.com/livetab/livetab/extension"
 )
 
@@ -24,7 +24,10 @@ const page = `<!doctype html><title>livetab quickstart</title>
 <input id="name"><button id="greet" onclick="out.textContent='Hello, '+document.getElementById('name').value">Greet</button>
 <p id="out"></p>`
 
+var launch = flag.Bool("launch", false, "always launch a headless Chromium, never use your Chrome")
+
 func main() {
+	flag.Parse()
 	if err := run(); err != nil {
 		log.Fatal(err)
 	}
@@ -40,26 +43,20 @@ func run() error {
 	}))
 	defer site.Close()
 
-	// 1. The bridge: loopback only, with a fresh pairing token for the demo.
-	b, err := bridge.Listen(ctx, bridge.Options{Addr: "127.0.0.1:0", Token: bridge.NewToken()})
+	// 1. A browser: the first way that answers, and as the last way a
+	// headless Chromium with the extension loaded.
+	opts := livetab.Options{Launch: &extension.LaunchOptions{Headless: true}}
+	if *launch {
+		opts.Ways = []livetab.Way{livetab.WayLaunch}
+	}
+	allocCtx, cancelAlloc, err := livetab.Connect(ctx, opts)
 	if err != nil {
 		return err
 	}
-	fmt.Println("bridge listening at", b.URL())
+	defer cancelAlloc() // closes what Connect started, a launched browser too
+	fmt.Println("browser:", livetab.FromContext(allocCtx))
 
-	// 2. The extension, written out with the bridge's address and token,
-	// and a headless Chromium that loads it.
-	browser, err := extension.Start(ctx, extension.Config{URL: b.URL(), Token: b.Token()}, extension.LaunchOptions{Headless: true})
-	if err != nil {
-		return err
-	}
-	defer browser.Close()
-	b.Watch(browser) // if it dies, fail at once with its reason
-	fmt.Println("launched Chromium with the livetab extension", extension.ID)
-
-	// 3. Plain chromedp on a livetab allocator.
-	allocCtx, cancelAlloc := extcdp.NewAllocator(ctx, b)
-	defer cancelAlloc()
+	// 2. Plain chromedp on that allocator.
 	tabCtx, cancelTab := chromedp.NewContext(allocCtx) // a new tab in that Chrome
 	defer cancelTab()                                  // closes that tab, and only that tab
 

@@ -222,7 +222,20 @@ func (l *Lib) ref(ctx context.Context, name string, args []*runtime.CallArgument
 // Call runs a library function and decodes its {ok} result into out; an
 // {err} result comes back as an *Error that unwraps to the Kit's sentinel.
 func (l *Lib) Call(ctx context.Context, name string, out any, args ...*runtime.CallArgument) error {
-	res, err := cdp.Call(ctx, l.t, runtime.CallFunctionOn, CallParams(l.obj, l.group, name, args...))
+	return l.call(ctx, CallParams(l.obj, l.group, name, args...), name, out)
+}
+
+// CallGesture is Call run as if from a person's click (userGesture), for
+// what the browser allows only then, such as a download that does not
+// count as an automatic one.
+func (l *Lib) CallGesture(ctx context.Context, name string, out any, args ...*runtime.CallArgument) error {
+	p := CallParams(l.obj, l.group, name, args...)
+	p.UserGesture = new(true)
+	return l.call(ctx, p, name, out)
+}
+
+func (l *Lib) call(ctx context.Context, p runtime.CallFunctionOnParams, name string, out any) error {
+	res, err := cdp.Call(ctx, l.t, runtime.CallFunctionOn, p)
 	if err != nil {
 		return l.k.TabErr(fmt.Errorf("%s %s: %w", l.k.Name, name, err))
 	}

@@ -197,6 +197,12 @@ func (s *Studio) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/studio.js":
 		w.Header().Set("Content-Type", "text/javascript")
 		io.WriteString(w, studioJS)
+	case r.URL.Path == "/sandboxed":
+		// A page whose CSP sandbox withholds allow-downloads: it may run
+		// scripts but never start a download.
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", "sandbox allow-scripts allow-same-origin")
+		io.WriteString(w, "<!doctype html><title>sandboxed</title><video id=v></video>")
 	case r.URL.Path == "/generate":
 		s.generate(w, r)
 	case r.URL.Path == "/report":

@@ -1042,9 +1042,218 @@
     return label(resolve(ref).el);
   }
 
+
+  // A watch records what an action changes in the document, so that its
+  // result can say so without another snapshot, and when the page went
+  // quiet. Only the document's own tree is observed: shadow roots and
+  // frames are not.
+  /** @typedef {{mo: MutationObserver, last: number, start: number, added: Set<Element>, removed: Map<Element, string>, regions: Set<Element>, heads: Set<Element>, values: Map<Element, string>, imgs: Set<HTMLImageElement>}} Watch */
+  /** @type {Watch | null} */
+  let watcher = null;
+
+  const REGION = '[aria-live]:not([aria-live="off"]),[role="alert"],[role="status"],[role="log"],[role="alertdialog"],output';
+  const HEADING = 'h1,h2,h3,h4,h5,h6,[role="heading"]';
+  const FIELDS = 'input,select,textarea';
+
+  function notable(el) {
+    const tag = el.localName;
+    if (tag === 'img') return true;
+    if (el.matches(HEADING) || el.matches(REGION)) return true;
+    const r = (el.getAttribute('role') || '').trim().split(/\s+/)[0].toLowerCase();
+    if (r === 'dialog' || (r && ROLES.has(r))) return true;
+    switch (tag) {
+      case 'a': return el.hasAttribute('href');
+      case 'button': case 'select': case 'textarea': case 'video': case 'audio': case 'dialog':
+        return true;
+      case 'input': return inputType(el) !== 'hidden';
+    }
+    return false;
+  }
+
+  function fieldValue(el) {
+    const tag = el.localName;
+    const role = roleOf(el, tag);
+    const c = checkedOf(el, tag, role);
+    return c ? c : valueOf(el, tag, role);
+  }
+
+  // blobs counts the canvas encodes under way. Chromium encodes in idle
+  // time, which an idle page without frames may not get for a second, with
+  // no change to the document meanwhile: a quiet DOM would not mean done.
+  let blobs = 0;
+  let blobsCounted = false;
+  function countBlobs() {
+    if (blobsCounted || typeof HTMLCanvasElement === 'undefined') return;
+    blobsCounted = true;
+    const proto = HTMLCanvasElement.prototype;
+    const orig = proto.toBlob;
+    if (typeof orig !== 'function') return;
+    const wrapped = {
+      toBlob(/** @type {BlobCallback} */ cb, /** @type {any[]} */ ...rest) {
+        if (typeof cb !== 'function') return orig.call(this, cb, ...rest);
+        blobs++;
+        let once = false;
+        const done = () => {
+          if (!once) {
+            once = true;
+            blobs--;
+          }
+        };
+        try {
+          return orig.call(this, (/** @type {Blob | null} */ b) => {
+            done();
+            cb(b);
+          }, ...rest);
+        } catch (e) {
+          done();
+          throw e;
+        }
+      },
+    }.toBlob;
+    Object.defineProperty(proto, 'toBlob', { value: wrapped, writable: true, configurable: true, enumerable: true });
+  }
+
+  function watch() {
+    countBlobs();
+    if (watcher) watcher.mo.disconnect();
+    const now = performance.now();
+    /** @type {Watch} */
+    const w = {
+      mo: new MutationObserver((recs) => note(w, recs)), last: now, start: now,
+      added: new Set(), removed: new Map(), regions: new Set(), heads: new Set(),
+      values: new Map(), imgs: new Set(),
+    };
+    let n = 0;
+    for (const el of document.querySelectorAll(FIELDS)) {
+      if (++n > 500) break;
+      w.values.set(el, fieldValue(el));
+    }
+    w.mo.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    watcher = w;
+    return true;
+  }
+
+  /** @param {Watch} w @param {MutationRecord[]} recs */
+  function note(w, recs) {
+    w.last = performance.now();
+    for (const r of recs) {
+      const t = r.target.nodeType === 1 ? /** @type {Element} */ (r.target) : r.target.parentElement;
+      if (t) {
+        const reg = t.closest(REGION);
+        if (reg) w.regions.add(reg);
+        const h = t.closest(HEADING);
+        if (h) w.heads.add(h);
+      }
+      for (const nd of r.addedNodes) {
+        if (nd.nodeType !== 1 || w.added.size > 200) continue;
+        const el = /** @type {Element} */ (nd);
+        const all = [el, ...el.querySelectorAll('*')].slice(0, 200);
+        for (const e of all) {
+          if (e.localName === 'img') w.imgs.add(/** @type {HTMLImageElement} */ (e));
+          if (e.matches(REGION)) w.regions.add(e);
+          if (notable(e)) w.added.add(e);
+        }
+      }
+      for (const nd of r.removedNodes) {
+        if (nd.nodeType !== 1 || w.removed.size > 200) continue;
+        const el = /** @type {Element} */ (nd);
+        for (const e of [el, ...el.querySelectorAll('*')].slice(0, 200)) {
+          if (w.added.delete(e)) continue;
+          if (notable(e)) w.removed.set(e, safeLabel(e));
+        }
+      }
+    }
+  }
+
+  function safeLabel(el) {
+    try {
+      return label(el);
+    } catch (e) {
+      return el.localName;
+    }
+  }
+
+  // quiet resolves once the document has not changed for quietMs and the
+  // images added since the watch have loaded, or after maxMs: {quiet,
+  // waited} in ms.
+  function quiet(quietMs, maxMs) {
+    if (!watcher) watch();
+    const w = /** @type {Watch} */ (watcher);
+    const t0 = performance.now();
+    // The action's own input counts as a change: wait a whole window after it.
+    w.last = Math.max(w.last, t0);
+    // A busy main thread runs late what the page scheduled (a timer, an
+    // encode): the quiet needed grows with how late our own ticks run.
+    let lag = 0;
+    return new Promise((resolve) => {
+      const tick = () => {
+        const now = performance.now();
+        let imgs = true;
+        for (const i of w.imgs) if (i.isConnected && !i.complete) imgs = false;
+        const need = quietMs + 2 * lag;
+        const ok = now - w.last >= need && imgs && blobs <= 0;
+        if (ok || now - t0 >= maxMs) {
+          resolve({ quiet: ok, waited: Math.round(now - t0), lag: Math.round(lag) });
+          return;
+        }
+        const delay = Math.max(10, Math.min(need - (now - w.last), 50));
+        // A frame each turn: Chromium runs idle tasks (a canvas's toBlob,
+        // requestIdleCallback) after frames, and an idle page draws none.
+        let done = false;
+        const next = () => {
+          if (!done) {
+            done = true;
+            lag = Math.max(lag, performance.now() - now - delay);
+            tick();
+          }
+        };
+        requestAnimationFrame(next);
+        setTimeout(next, delay);
+      };
+      tick();
+    });
+  }
+
+  // changes ends the watch and says what it saw, at most max lines.
+  function changes(max) {
+    const w = watcher;
+    if (!w) return [];
+    w.mo.disconnect();
+    watcher = null;
+    const out = [];
+    for (const e of w.added) {
+      if (!e.isConnected) continue;
+      const v = e.localName === 'img' || !isVisible(e) ? '' : cut(fieldValue(e), 60);
+      out.push('+ ' + safeLabel(e) + (e.localName === 'img' && /** @type {HTMLImageElement} */ (e).currentSrc.startsWith('blob:') ? ' (blob: image)' : '') + (v ? ' = "' + v + '"' : '') + (isVisible(e) ? '' : ' (hidden)'));
+    }
+    for (const [e, l] of w.removed) {
+      if (!e.isConnected) out.push('- ' + l);
+    }
+    for (const [e, v] of w.values) {
+      if (!e.isConnected) continue;
+      const now = fieldValue(e);
+      if (now !== v) out.push('~ ' + safeLabel(e) + ' = "' + cut(now, 60) + '"');
+    }
+    for (const e of w.regions) {
+      if (!e.isConnected || w.added.has(e) && !textOf(e)) continue;
+      const role = e.getAttribute('role') || (e.localName === 'output' ? 'output' : 'live region');
+      out.push('! ' + role + ' "' + cut(textOf(e), 160) + '"');
+    }
+    for (const e of w.heads) {
+      if (!e.isConnected || w.added.has(e)) continue;
+      out.push('# heading "' + cut(textOf(e), 80) + '"');
+    }
+    const n = out.length;
+    if (n > max) {
+      out.length = max;
+      out.push('… and ' + (n - max) + ' more changes; take a snapshot');
+    }
+    return out;
+  }
+
   const api = {
     snapshot, find, point, focus, value, selectOption, checkState, scroll, scrollTo,
-    rect, check, read, info, frameBox, labelOf, fieldState,
+    rect, check, read, info, frameBox, labelOf, fieldState, watch, quiet, changes,
   };
 
   return {
@@ -1062,7 +1271,9 @@
       const fn = api[name];
       if (!fn) return { err: 'js', msg: 'unknown function ' + name };
       try {
-        return { ok: fn.apply(null, args || []) };
+        const v = fn.apply(null, args || []);
+        if (v instanceof Promise) return v.then((ok) => ({ ok }));
+        return { ok: v };
       } catch (e) {
         if (e instanceof Fail) return { err: e.code, msg: e.msg };
         return { err: 'js', msg: String((e && /** @type {Error} */ (e).stack) || e) };

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// makerPage makes an image after a click the way image generators do: a
+// canvas drawn a moment later, its toBlob becoming an <img src=blob:>, a
+// status line, a changed total and a request telling the server.
+const makerPage = `<!doctype html><html><head><meta charset="utf-8"><title>Maker</title></head><body>
+<h1>Maker</h1>
+<button id="make" onclick="make()">Make image</button>
+<button id="old">Old button</button>
+<label>Total <input id="total" value="1"></label>
+<div role="status" id="st"></div>
+<script>
+function make() {
+  setTimeout(() => {
+    const c = document.createElement('canvas');
+    c.width = 120; c.height = 90;
+    const g = c.getContext('2d');
+    g.fillStyle = 'red'; g.fillRect(0, 0, 120, 90);
+    c.toBlob(b => {
+      const img = new Image();
+      img.alt = 'Generated picture';
+      img.src = URL.createObjectURL(b);
+      document.body.append(img);
+      document.getElementById('old').remove();
+      document.getElementById('st').textContent = 'Image ready';
+      document.getElementById('total').value = '2';
+      fetch("/made", {method: "POST"});
+    });
+  }, 80);
+}
+</script>
+</body></html>`
+
+type makerApp struct {
+	*httptest.Server
+	made atomic.Int32
+}
+
+func newMakerApp(t *testing.T) *makerApp {
+	a := &makerApp{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/maker", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, makerPage) })
+	mux.HandleFunc("POST /made", func(w http.ResponseWriter, r *http.Request) { a.made.Add(1) })
+	a.Server = httptest.NewServer(mux)
+	t.Cleanup(a.Close)
+	return a
+}
+
+// A click returns once the page has settled: the image the click made
+// later is in the snapshot taken right after, the request it sent has
+// reached the server, and the click's result says what it waited for and
+// what changed. On both backends: a launched Chromium and the serve.
+func TestMCPSettle(t *testing.T) {
+	s := needShared(t)
+	for _, backend := range []struct {
+		name string
+		args []string
+	}{
+		{"serve", nil},
+		{"launch", []string{"--launch=headless"}},
+	} {
+		t.Run(backend.name, func(t *testing.T) {
+			app := newMakerApp(t)
+			h := s.home
+			if backend.args != nil {
+				h = newHome(t)
+			}
+			c := startMCP(t, h, nil, append(backend.args, "--allow-domain", "127.0.0.1")...)
+			c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/maker"})
+			snap, _ := c.ok(t, "browser_snapshot", nil)
+			out, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, snap, `button "Make image"`)})
+			for _, want := range []string{
+				"settled in", "network idle", "DOM quiet",
+				`+ img "Generated picture" (blob: image)`,
+				`- button "Old button"`,
+				`~ textbox "Total" = "2"`,
+				`! status "Image ready"`,
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the click's result lacks %q:\n%s", want, out)
+				}
+			}
+			if n := app.made.Load(); n != 1 {
+				t.Errorf("the server heard of %d images when the click returned, want 1", n)
+			}
+			snap, _ = c.ok(t, "browser_snapshot", nil)
+			if !strings.Contains(snap, `img "Generated picture"`) {
+				t.Errorf("the snapshot right after the click lacks the image:\n%s", snap)
+			}
+			// Nothing happens: a short wait, and it says so.
+			out, _ = c.ok(t, "browser_hover", map[string]any{"index": index(t, snap, `button "Make image"`)})
+			if !strings.Contains(out, "nothing on the page changed") {
+				t.Errorf("hover: %s", out)
+			}
+		})
+	}
+}
