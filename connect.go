@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -100,6 +101,12 @@ type Options struct {
 
 	// Logger receives the bridge's connection events; default discard.
 	Logger *slog.Logger
+
+	// ClientName is how the person sees this program in the extension's
+	// popup, where they can stop it: the endpoint's client parameter, or
+	// extcdp.Options.ClientName. Default: the User-Agent (serve) or the
+	// program's file name. A plain Chrome (WayNative) has no popup.
+	ClientName string
 }
 
 // Step is one way Connect tried and skipped.
@@ -329,7 +336,15 @@ func (o Options) serve(ctx context.Context) (*found, Step) {
 		}
 		return nil, Step{Reason: reason, Err: err}
 	}
-	actx, acancel := remote.NewAllocator(ctx, e.URL)
+	u := e.URL
+	if o.ClientName != "" {
+		sep := "?"
+		if strings.Contains(u, "?") {
+			sep = "&"
+		}
+		u += sep + "client=" + url.QueryEscape(o.ClientName)
+	}
+	actx, acancel := remote.NewAllocator(ctx, u)
 	return &found{actx: actx, cancel: acancel, reason: fmt.Sprintf("livetab serve (pid %d) answers at %s", e.PID, e.HTTP)}, Step{}
 }
 
@@ -352,7 +367,7 @@ func (o Options) extension(ctx context.Context) (*found, Step) {
 		bcancel()
 		return nil, Step{Reason: fmt.Sprintf("cannot listen on %s for the extension (another livetab holds it?)", o.BridgeAddr), Err: err}
 	}
-	actx, acancel := extcdp.NewAllocator(bctx, b)
+	actx, acancel := extcdp.NewAllocator(bctx, b, extcdp.Options{ClientName: o.ClientName})
 	f := &found{actx: actx, bridge: b, cancel: func() {
 		acancel()
 		b.Close()
@@ -424,7 +439,7 @@ func (o Options) launch(ctx context.Context) (*found, Step) {
 		bcancel()
 		return nil, Step{Reason: fmt.Sprintf("the launched Chromium's extension did not connect within %s (without a display, set LaunchOptions.Headless)", launchWait), Err: err}
 	}
-	actx, acancel := extcdp.NewAllocator(bctx, b)
+	actx, acancel := extcdp.NewAllocator(bctx, b, extcdp.Options{ClientName: o.ClientName})
 	mode := "windowed"
 	if lo.Headless {
 		mode = "headless"

@@ -271,7 +271,7 @@ func browse(t *testing.T, actx context.Context) {
 // TestConnectServe finds a real serve (a relay's endpoint on the bridge of
 // a real extension, as `livetab serve` mounts it) and drives a tab.
 func TestConnectServe(t *testing.T) {
-	env := browsertest.Start(t, browsertest.Options{})
+	env := browsertest.Start(t, browsertest.Options{DebugPort: true})
 	tok := bridge.EndpointToken(env.Bridge.Token())
 	h := env.Relay.Handler(extcdp.HandlerOptions{Token: tok})
 	for _, p := range []string{"/json", "/json/", "/devtools/", "/livetab/"} {
@@ -282,12 +282,28 @@ func TestConnectServe(t *testing.T) {
 	if err := livetab.WriteEndpoint(o.EndpointFile, livetab.Endpoint{URL: env.Relay.BrowserURL(host, tok), HTTP: "http://" + host, PID: os.Getpid()}); err != nil {
 		t.Fatal(err)
 	}
+	o.ClientName = "connect test"
 	actx, c := mustConnect(t, o)
 	if c.Way != livetab.WayServe || c.Reason != fmt.Sprintf("livetab serve (pid %d) answers at http://%s", os.Getpid(), host) {
 		t.Errorf("chose %s: %q, want serve", c.Way, c.Reason)
 	}
 	steps(t, c.Skipped)
 	browse(t, actx)
+	// The person sees the program under the name it gave.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	u, err := env.User(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	popup, err := u.OpenPopup(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := u.WaitPopup(ctx, popup, `document.getElementById('recent').textContent.includes('connect test: Page.navigate')`); err != nil {
+		t.Error(err)
+	}
 }
 
 // TestConnectExtension has a real extension, configured as `livetab pair`

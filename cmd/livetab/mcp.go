@@ -104,7 +104,7 @@ type browserConn struct {
 // it keeps waiting for the extension: an MCP client starts this server
 // before the person may have opened Chrome.
 func connectBrowser(ctx context.Context, launch launchMode, chrome string, lg *slog.Logger) (*browserConn, error) {
-	o := livetab.Options{Logger: lg, WaitForExtension: true}
+	o := livetab.Options{Logger: lg, WaitForExtension: true, ClientName: "livetab mcp"}
 	if launch != "" {
 		o.Ways = []livetab.Way{livetab.WayLaunch}
 		o.Launch = &extension.LaunchOptions{ExecPath: chrome, Headless: launch == "headless"}
