@@ -85,7 +85,11 @@ func family(m cdproto.MethodType) string {
 	}
 	s := string(m)
 	if i := strings.IndexByte(s, '.'); i > 0 {
-		return s[:i]
+		s = s[:i]
+	}
+	if len(s) > maxNameLen {
+		// Any client may send any method: the report stays small.
+		s = cleanName(s[:maxNameLen+1], "?")
 	}
 	return s
 }
