@@ -177,7 +177,12 @@ async function renderActivity(a) {
       const name = document.createElement('span');
       name.textContent = c.name;
       name.title = `connected at ${clock(c.since)}`;
-      head.append(name, stopButton('Stop this client', 'End this program\'s connection: it lets go of every tab and its next command fails', { type: 'livetab.stopClient', client: c.id }));
+      // A program chooses its name, and two may choose one: the number
+      // tells the connections apart.
+      const id = document.createElement('small');
+      id.className = 'site';
+      id.textContent = `#${c.id}`;
+      head.append(name, id, stopButton('Stop this client', 'End this program\'s connection: it lets go of every tab and its next command fails', { type: 'livetab.stopClient', client: c.id }));
       const tabs = document.createElement('ul');
       if (!c.tabs.length) {
         const none = document.createElement('li');
