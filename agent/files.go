@@ -55,6 +55,9 @@ func (s *Server) captureTool(ctx context.Context, a captureArgs, out *toolOut) (
 	if a.Name != "" {
 		opts = append(opts, capture.Name(filepath.Base(a.Name)))
 	}
+	if f := progressFunc(ctx, "capturing"); f != nil {
+		opts = append(opts, capture.OnProgress(func(p capture.Progress) { f(p.Done, p.Total) }))
+	}
 	if s.pol.ReadOnly {
 		// A download is started by a click, which read-only mode refuses.
 		opts = append(opts, capture.Rungs(capture.RungBody, capture.RungPage))
@@ -154,7 +157,11 @@ func (s *Server) uploadTool(ctx context.Context, a uploadArgs, out *toolOut) (pa
 	_, err = pg.Do(ctx, page.Action{Kind: page.KindUpload, Op: "upload", Ref: ref, Files: paths},
 		func(tctx context.Context, el runtime.RemoteObjectID) (string, error) {
 			var err error
-			res, err = put(tctx, upload.Object(el), files)
+			var uopts []upload.Option
+			if f := progressFunc(ctx, "uploading"); f != nil {
+				uopts = append(uopts, upload.OnProgress(func(p upload.Progress) { f(p.Done, p.Total) }))
+			}
+			res, err = put(tctx, upload.Object(el), files, uopts...)
 			return "", err
 		})
 	if err != nil {

@@ -161,6 +161,9 @@ func addTool[In any](s *Server, srv *mcp.Server, t *mcp.Tool, out reflect.Type, 
 	mcp.AddTool(srv, &tt, func(ctx context.Context, req *mcp.CallToolRequest, a In) (*mcp.CallToolResult, any, error) {
 		c := &confirmer{req: req}
 		ctx = context.WithValue(ctx, confirmerKey{}, c)
+		ctx, stopProgress := context.WithCancel(ctx)
+		defer stopProgress()
+		ctx = withProgress(ctx, req)
 		var o toolOut
 		res, err := s.pol.Call(ctx, name, []byte(req.Params.Arguments), func(ctx context.Context) (page.Result, error) {
 			return f(ctx, a, &o)

@@ -28,10 +28,12 @@ func benchSize(tb testing.TB) int64 {
 	return 100 << 20
 }
 
-// BenchmarkCapture100MB captures a 100 MB video held by the page as a blob
-// on both backends, by the whole ladder and by each rung alone, and reports
-// MB/s and the Go heap's peak during the transfer. Compare the livetab
-// figures with the exec ones of the same run. Run it with
+// BenchmarkCapture100MB captures 100 MB media on both backends: a video the
+// page holds as a blob (by the whole ladder, and by the in-page slices
+// alone for comparison), a range-served video and a download-only file
+// (a button that starts a download). It reports MB/s, the Go heap's peak
+// during the transfer and the rung that ran. Compare the livetab figures
+// with the exec ones of the same run. Run it with
 //
 //	go test ./capture -run '^$' -bench Capture100MB -benchtime 1x
 func BenchmarkCapture100MB(b *testing.B) {
@@ -40,12 +42,18 @@ func BenchmarkCapture100MB(b *testing.B) {
 		name   string
 		newTab func(testing.TB) context.Context
 	}{{"exec", execTab}, {"livetab", liveTab}} {
-		for _, rc := range []struct {
-			name  string
-			rungs []capture.Rung
-		}{{"ladder", nil}, {"in-page", []capture.Rung{capture.RungPage}}} {
-			b.Run(bk.name+"/"+rc.name, func(b *testing.B) {
+		for _, mc := range []struct {
+			name, sel, kind string
+			rungs           []capture.Rung
+		}{
+			{"blob", "#result-blobvideo", "blobvideo", nil},
+			{"blob-in-page", "#result-blobvideo", "blobvideo", []capture.Rung{capture.RungPage}},
+			{"range-video", "#result-video", "video", nil},
+			{"download-only", "#download", "download", nil},
+		} {
+			b.Run(bk.name+"/"+mc.name, func(b *testing.B) {
 				defer fake.SetVideoSize(fake.SetVideoSize(size))
+				defer fake.SetDownloadSize(fake.SetDownloadSize(size))
 				ctx := bk.newTab(b)
 				c, err := capture.New(ctx)
 				if err != nil {
@@ -60,16 +68,16 @@ func BenchmarkCapture100MB(b *testing.B) {
 				if _, err := chromedp.Run(wctx, chromedp.Poll[bool](`document.getElementById('status').textContent.startsWith('done')`)); err != nil {
 					b.Fatal(err)
 				}
-				want, _ := fake.Asset("blobvideo")
+				want, _ := fake.Asset(mc.kind)
 				opts := []capture.Option{capture.To(capture.Writer(io.Discard))}
-				if rc.rungs != nil {
-					opts = append(opts, capture.Rungs(rc.rungs...))
+				if mc.rungs != nil {
+					opts = append(opts, capture.Rungs(mc.rungs...))
 				}
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					var res *capture.Result
 					peak := browsertest.PeakHeap(func() {
-						res, err = c.Element(context.Background(), capture.CSS("#result-blobvideo"), opts...)
+						res, err = c.Element(context.Background(), capture.CSS(mc.sel), opts...)
 					})
 					if err != nil {
 						b.Fatal(err)

@@ -268,9 +268,9 @@ type Capturer struct {
 	dlOwned     bool
 	dlBehaviour bool
 	claimed     map[string]bool // download guids taken by running Download calls
-	// limiter is whether the browser holds a page to one download until
-	// the person interacts (0 not yet asked, 1 yes, 2 no), and savedDoc
-	// the document whose one download RungSave spent (-1 none).
+	// limiter is how RungSave has this browser download (saveByPage...),
+	// and savedDoc the document whose one page-started download it spent
+	// (-1 none).
 	limiter  int8
 	savedDoc int
 	groupSeq int

@@ -250,39 +250,49 @@ var (
 	errSaveSpent = errors.New("capture: the page already made its one download without a person's click; a second would make the browser ask the person (\"download multiple files?\")")
 )
 
-// spendSave takes the document's one download for RungSave, or says that
-// it is spent. A person's Chrome (livetab) lets a page start one download
-// on its own; after that it asks the person until they click or type in
-// the page, and the page-initiated download waits. Plain Chrome under
-// Browser.setDownloadBehavior asks nothing.
-func (c *Capturer) spendSave(ctx context.Context) error {
+// How RungSave has the browser download a blob (Capturer.limiter).
+const (
+	saveUnknown int8 = iota
+	// saveByPage: the page's own <a download>, as often as wanted (plain
+	// Chrome under Browser.setDownloadBehavior asks nothing).
+	saveByPage
+	// saveByExtension: Livetab.downloadBlob, chrome.downloads in the
+	// person's Chrome, which holds it to no per-page limit.
+	saveByExtension
+	// saveByPageOnce: the page's own <a download> in a person's Chrome
+	// whose extension lacks Livetab.downloadBlob: Chrome lets a page start
+	// one download on its own, then asks the person until they click or
+	// type in the page (userGesture on Runtime.callFunctionOn does not
+	// count), so one per document.
+	saveByPageOnce
+)
+
+// saveHow says how this browser saves, asking it the first time.
+func (c *Capturer) saveHow(ctx context.Context) (int8, error) {
 	c.mu.Lock()
-	known := c.limiter
+	how := c.limiter
 	c.mu.Unlock()
-	if known == 0 {
-		known = 2
-		if _, err := cdp.Call(ctx, c.b, livetabcdp.GetInfo, cdp.Empty{}); err == nil {
-			known = 1
-		} else if ctx.Err() != nil {
-			return ctx.Err()
-		}
+	if how != saveUnknown {
+		return how, nil
 	}
-	doc := c.w.doc()
+	_, err := cdp.Call(ctx, c.b, livetabcdp.GetInfo, cdp.Empty{})
+	switch {
+	case err == nil:
+		how = saveByExtension
+	case ctx.Err() != nil:
+		return 0, ctx.Err()
+	default:
+		how = saveByPage
+	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.limiter = known
-	if known == 2 {
-		return nil
-	}
-	if c.savedDoc == doc {
-		return errSaveSpent
-	}
-	c.savedDoc = doc
-	return nil
+	c.limiter = how
+	c.mu.Unlock()
+	return how, nil
 }
 
-// saveURL is RungSave for a blob: URL the page made: the page downloads
-// the URL itself, sparing the copy that opening it as a blob would make.
+// saveURL is RungSave for a blob: URL the page made: the browser
+// downloads the URL itself, sparing the copy that opening it as a blob
+// would make. A probe gives its size and type first.
 func (c *Capturer) saveURL(ctx context.Context, cfg *config, l *lib, d desc, chk check) (*Result, error) {
 	var p struct {
 		Size int64  `json:"size"`
@@ -303,26 +313,46 @@ func (c *Capturer) saveURL(ctx context.Context, cfg *config, l *lib, d desc, chk
 		name: nameFrom(cfg.name, "", d.URL), declared: p.Type, source: d.URL, hint: d.Hint,
 		size: p.Size, rung: RungSave, width: d.Width, height: d.Height,
 	}
-	return c.saveWith(ctx, cfg, m, func(ctx context.Context, name string) error {
-		return l.CallGesture(ctx, "saveURL", nil, val(d.URL), val(name))
-	})
+	return c.saveWith(ctx, cfg, l, m, d.URL)
 }
 
-// save is RungSave: the page downloads the registered blob id and the file
-// is read like any download. It fails, for the slices to take over, when
-// no download starts within DownloadStartWait (a sandboxed frame without
-// allow-downloads, a browser that blocks the site's downloads, a
-// connection that relays no download events).
+// spendSave takes the document's one page-started download, or says that
+// it is spent.
+func (c *Capturer) spendSave() error {
+	doc := c.w.doc()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.savedDoc == doc {
+		return errSaveSpent
+	}
+	c.savedDoc = doc
+	return nil
+}
+
+// save is RungSave for a blob the library registered: the browser
+// downloads it through an object URL (revoked when the blob is released).
 func (c *Capturer) save(ctx context.Context, cfg *config, l *lib, id int64, m meta) (*Result, error) {
-	return c.saveWith(ctx, cfg, m, func(ctx context.Context, name string) error {
-		return l.CallGesture(ctx, "save", nil, val(id), val(name))
-	})
+	var u string
+	if err := l.Call(ctx, "objectURL", &u, val(id)); err != nil {
+		return nil, err
+	}
+	return c.saveWith(ctx, cfg, l, m, u)
 }
 
-// saveWith captures the download that trigger starts as the media m.
-func (c *Capturer) saveWith(ctx context.Context, cfg *config, m meta, trigger func(ctx context.Context, name string) error) (*Result, error) {
-	if err := c.spendSave(ctx); err != nil {
+// saveWith captures the download of blob: URL u as the media m. It fails,
+// for the slices to take over, when no download starts within
+// DownloadStartWait (a page or frame sandboxed without allow-downloads, a
+// browser that blocks the site's downloads, a connection that relays no
+// download events).
+func (c *Capturer) saveWith(ctx context.Context, cfg *config, l *lib, m meta, u string) (*Result, error) {
+	how, err := c.saveHow(ctx)
+	if err != nil {
 		return nil, err
+	}
+	if how == saveByPageOnce {
+		if err := c.spendSave(); err != nil {
+			return nil, err
+		}
 	}
 	m.rung = RungSave
 	cfg2 := *cfg
@@ -331,7 +361,20 @@ func (c *Capturer) saveWith(ctx context.Context, cfg *config, m meta, trigger fu
 	if name == "" {
 		name = finalName(madeName(m.hint, time.Now()), m.declared)
 	}
-	return c.downloadAs(ctx, &cfg2, &m, func(ctx context.Context) error { return trigger(ctx, name) })
+	return c.downloadAs(ctx, &cfg2, &m, func(ctx context.Context) error {
+		if how != saveByExtension {
+			return l.CallGesture(ctx, "saveURL", nil, val(u), val(name))
+		}
+		_, err := cdp.Call(ctx, c.t, livetabcdp.DownloadBlob, livetabcdp.DownloadBlobParams{URL: u, Filename: name})
+		if err != nil && ctx.Err() == nil {
+			// An extension from before Livetab.downloadBlob: the page
+			// saves from now on, once per document.
+			c.mu.Lock()
+			c.limiter = saveByPageOnce
+			c.mu.Unlock()
+		}
+		return err
+	})
 }
 
 // noIORead makes blobSource use the JavaScript reader, for tests.

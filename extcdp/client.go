@@ -457,6 +457,11 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 			return
 		}
 	}
+	if sid == "" {
+		r.mu.Lock()
+		t.noteSetup(string(m.Method), params)
+		r.mu.Unlock()
+	}
 	f := &wire.Frame{Method: string(m.Method), Params: params, TabID: t.id, SessionID: sid}
 	if err := r.b.Go(ctx, f, done); err != nil {
 		cancel()

@@ -49,7 +49,6 @@ func tabOn(t *testing.T, actx context.Context, opts ...chromedp.ContextOption) c
 }
 
 func TestCompatDataURL(t *testing.T) {
-	t.Skip("open (issue 12): Page.navigate to a data: URL ends in net::ERR_ABORTED through chrome.debugger; listed in internal/chromedpsuite/expected-failures.txt")
 	doors(t, func(t *testing.T, actx context.Context) {
 		ctx := tabOn(t, actx)
 		for i := range 2 {
@@ -169,7 +168,6 @@ func TestCompatDownloadIntoDir(t *testing.T) {
 }
 
 func TestCompatErrorPages(t *testing.T) {
-	t.Skip("open (issue 12): bad:// navigations and bad iframes do not give Chrome's errors and responses through livetab; listed in internal/chromedpsuite/expected-failures.txt")
 	mux := http.NewServeMux()
 	mux.HandleFunc("/index", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")

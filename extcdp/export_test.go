@@ -25,5 +25,23 @@ func (r *Relay) Counts() map[string]int {
 // DataDocument is dataDocument, for its table test.
 var DataDocument = dataDocument
 
+// SetupAfter sends the commands (method, params) through a tab's setup
+// record and returns the methods a reattach would send again, in order.
+func SetupAfter(cmds [][2]string) []string {
+	t := &tab{}
+	for _, c := range cmds {
+		var p []byte
+		if c[1] != "" {
+			p = []byte(c[1])
+		}
+		t.noteSetup(c[0], p)
+	}
+	var out []string
+	for _, c := range t.setup {
+		out = append(out, c.method+" "+string(c.params))
+	}
+	return out
+}
+
 // CleanName is cleanName, for tests.
 var CleanName = cleanName

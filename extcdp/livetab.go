@@ -100,6 +100,8 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 		c.reply(m.ID, sid, livetabcdp.GetTabsResult{Tabs: tabs})
 	case livetabcdp.CommandSetPolicy:
 		c.setPolicy(ctx, m, sid)
+	case livetabcdp.CommandDownloadBlob:
+		c.downloadBlob(ctx, m, sid)
 	case livetabcdp.CommandSetClientName:
 		var p livetabcdp.SetClientNameParams
 		if !c.params(m, sid, &p) {

@@ -279,6 +279,15 @@ type tab struct {
 	sessions []*session // sessions on the tab itself
 	runtime  execContexts
 	doc      docCache
+	// setup: the commands that set up the attachment, for a reattach
+	// (reattach.go).
+	setup    []setupCmd
+	setupSeq int
+	// replaying: the setup is being sent again after a reattach.
+	replaying bool
+	// aborted: the main frame started a navigation that ends the debugger's
+	// session (reattach.go).
+	aborted *abortedNav
 }
 
 // child is a flat child session of a tab, made by the tab's auto-attach: a
@@ -542,6 +551,14 @@ func (r *Relay) onFrame(f *wire.Frame) {
 				r.stopClient(c)
 			}
 		}
+	case wire.Reattached:
+		var p wire.TabParams
+		if jsonv2.Unmarshal(f.Params, &p, wire.Options) != nil {
+			return
+		}
+		if t := r.tabs[p.TabID]; t != nil {
+			r.debuggerReattached(t)
+		}
 	case wire.Download:
 		var d wire.DownloadInfo
 		if jsonv2.Unmarshal(f.Params, &d, wire.Options) == nil {
@@ -579,6 +596,7 @@ func (r *Relay) reconcile(attached []int64) {
 		if t == nil || len(t.sessions) == 0 && !r.hasChildSessions(t) {
 			if t != nil {
 				t.attached = false
+				t.setup = nil
 			}
 			r.b.GoNow(&wire.Frame{Method: wire.Detach, Params: tabParams(id)}, func(*wire.Frame, error) {})
 		} else {
@@ -623,6 +641,14 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 		rt, doc = &c.runtime, &c.doc
 	}
 	switch method {
+	case cdproto.EventPageLifecycleEvent:
+		if c == nil {
+			defer r.loadSeenAgain(t, f.Params)
+		}
+	case cdproto.EventPageFrameStartedNavigating:
+		if c == nil {
+			r.navStarted(t, f.Params)
+		}
 	case cdproto.EventDOMDocumentUpdated:
 		doc.result = nil
 		for _, s := range r.sessionsOn(t, c) {
@@ -807,6 +833,7 @@ func (r *Relay) releaseIfUnused(t *tab) {
 		return
 	}
 	t.attached = false
+	t.setup = nil
 	t.runtime.reset()
 	t.doc = docCache{}
 	for _, c := range r.children {
@@ -856,6 +883,7 @@ func detachReason(t *tab, reason string) string {
 // held.
 func (r *Relay) debuggerLeft(t *tab) {
 	t.attached = false
+	t.setup = nil
 	t.runtime.reset()
 	t.doc = docCache{}
 	for _, c := range r.children {

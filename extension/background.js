@@ -692,14 +692,45 @@ function request(sock, f) {
     return;
   } else if (method === 'Page.navigate') {
     p = navigate(f.tabId, f.sessionId, f.params);
+  } else if (f.sessionId === undefined) {
+    p = tabCommand(f.tabId, method, f.params);
   } else {
-    p = chrome.debugger.sendCommand(
-      f.sessionId === undefined ? { tabId: f.tabId } : { tabId: f.tabId, sessionId: f.sessionId },
-      method, f.params);
+    p = chrome.debugger.sendCommand({ tabId: f.tabId, sessionId: f.sessionId }, method, f.params);
   }
   p.then(
     (r) => send(sock, replyText(id, r)),
     (e) => send(sock, errorText(id, parseError(e))));
+}
+
+/**
+ * Sends a command to a tab's own attachment, across a reattach (see
+ * reattach): a command sent while the extension attaches again waits for
+ * it; one Chrome refused because the session had ended runs again on the
+ * new one; one the session ended while Chrome handled it is answered for
+ * Input.* (the input went in: the navigation it started is what ended the
+ * session) and failed with a clear error otherwise, as its result is lost.
+ * @param {number} tabId
+ * @param {string} method
+ * @param {unknown} params
+ * @returns {Promise<unknown>}
+ */
+async function tabCommand(tabId, method, params) {
+  const pending = reattaching.get(tabId);
+  if (pending) await pending;
+  try {
+    return await chrome.debugger.sendCommand({ tabId }, method, /** @type {any} */ (params));
+  } catch (e) {
+    const msg = parseError(e).message;
+    const during = /Detached while handling command/i.test(msg);
+    if (!during && !/not attached/i.test(msg)) throw e;
+    // Chrome may fail the command before it reports the detach.
+    await new Promise((r) => setTimeout(r, REATTACH_NOTICE_MS));
+    const again = reattaching.get(tabId) ?? reattached.get(tabId);
+    if (!again || !(await again)) throw e;
+    if (!during) return chrome.debugger.sendCommand({ tabId }, method, /** @type {any} */ (params));
+    if (method.startsWith('Input.')) return {};
+    throw new Error(`livetab: ${method} on tab ${tabId}: a frame of the tab went to a URL extensions may not debug while Chrome handled it, which ended the debugger's session; livetab attached again, but this command's result is lost: send it again if it had no effect`);
+  }
 }
 
 /**
@@ -876,6 +907,30 @@ const ops = {
     return {};
   },
 
+  // Downloads a blob: URL of the tab's own page with chrome.downloads: the
+  // bytes go to disk at disk speed, and Chrome does not hold it to one
+  // automatic download per page (after which it asks the person), as it
+  // does a download the page starts. Only the tab's own origin: a client
+  // reaches no other page's blobs.
+  async 'ext.downloadBlob'(params) {
+    const tabId = tabIdOf(params, 'ext.downloadBlob');
+    const p = /** @type {{url?: unknown, filename?: unknown}} */ (params);
+    if (typeof p.url !== 'string' || !p.url.startsWith('blob:')) throw new Error('livetab: ext.downloadBlob needs a blob: URL');
+    const tab = await chrome.tabs.get(tabId);
+    let same = false;
+    try {
+      same = new URL(p.url.slice('blob:'.length)).origin === new URL(tab.url || '').origin;
+    } catch {
+      // not comparable: refused below
+    }
+    if (!same) throw new Error("livetab: the blob is not of the tab's origin");
+    /** @type {chrome.downloads.DownloadOptions} */
+    const opts = { url: p.url, saveAs: false, conflictAction: 'uniquify' };
+    if (typeof p.filename === 'string' && /^[A-Za-z0-9_-][A-Za-z0-9._ -]{0,99}$/.test(p.filename)) opts.filename = p.filename;
+    const id = await chrome.downloads.download(opts);
+    return { id };
+  },
+
   async 'ext.fileAccess'() {
     fileAccess = await chrome.extension.isAllowedFileSchemeAccess();
     return { allowed: fileAccess };
@@ -928,10 +983,89 @@ chrome.debugger.onEvent.addListener((source, method, params) => {
 
 chrome.debugger.onDetach.addListener((source, reason) => {
   if (source.tabId === undefined) return;
-  ours.delete(source.tabId);
-  emit(notifyText('ext.detached', { tabId: source.tabId, reason }));
-  publish();
+  if (reason === 'target_closed' && ours.has(source.tabId) && !paused && mayReattach(source.tabId)) {
+    void reattach(source.tabId);
+    return;
+  }
+  lost(source.tabId, reason);
 });
+
+/**
+ * @param {number} tabId
+ * @param {string} reason
+ */
+function lost(tabId, reason) {
+  ours.delete(tabId);
+  emit(notifyText('ext.detached', { tabId, reason }));
+  publish();
+}
+
+// Chrome ends an extension's debugger session when a frame of the tab
+// starts a navigation to a URL extensions may not access, such as a scheme
+// Chrome does not know (an iframe at badurl://, a link to mailto:), with
+// the reason a closed tab gives. The tab lives on, and once that navigation
+// is over (such ones are aborted) the debugger may attach again. Reattached
+// at once, the relay keeps its sessions and brings the new attachment back
+// to the state of the old (ext.reattached); a tab that is really closed, or
+// now at a page extensions may not debug, is lost as before.
+/** Reattaches of one tab within REATTACH_WINDOW_MS, past which it is lost. */
+const REATTACH_MAX = 10;
+const REATTACH_WINDOW_MS = 10_000;
+/** @type {Map<number, number[]>} */
+const reattaches = new Map();
+
+/** @param {number} tabId */
+function mayReattach(tabId) {
+  const now = Date.now();
+  const recent = (reattaches.get(tabId) ?? []).filter((t) => now - t < REATTACH_WINDOW_MS);
+  recent.push(now);
+  reattaches.set(tabId, recent);
+  return recent.length <= REATTACH_MAX;
+}
+
+/** Reattaches under way, and those just done (for REATTACH_KEEP_MS): whether each held. */
+/** @type {Map<number, Promise<boolean>>} */
+const reattaching = new Map();
+/** @type {Map<number, Promise<boolean>>} */
+const reattached = new Map();
+const REATTACH_KEEP_MS = 2000;
+/** How long a command Chrome failed for a lost session waits to hear of the detach. */
+const REATTACH_NOTICE_MS = 50;
+
+/** @param {number} tabId */
+function reattach(tabId) {
+  const p = reattachNow(tabId);
+  reattaching.set(tabId, p);
+  void p.then(() => {
+    reattaching.delete(tabId);
+    reattached.set(tabId, p);
+    setTimeout(() => { if (reattached.get(tabId) === p) reattached.delete(tabId); }, REATTACH_KEEP_MS);
+  });
+}
+
+/**
+ * @param {number} tabId
+ * @returns {Promise<boolean>}
+ */
+async function reattachNow(tabId) {
+  const before = pauses;
+  try {
+    await chrome.tabs.get(tabId);
+    await chrome.debugger.attach({ tabId }, '1.3');
+  } catch {
+    if (ours.has(tabId)) lost(tabId, 'target_closed');
+    return false;
+  }
+  if (paused || pauses !== before || !ours.has(tabId)) {
+    // A pause, or the relay's ext.detach, came in between: they let go of
+    // the tab, so this attachment must not hold it.
+    await chrome.debugger.detach({ tabId }).catch(() => {});
+    if (ours.has(tabId)) lost(tabId, 'paused');
+    return false;
+  }
+  emit(notifyText('ext.reattached', { tabId }));
+  return true;
+}
 
 /**
  * Loads again, once, a new tab's first load that the popup rules blocked
@@ -943,6 +1077,7 @@ function retryBlocked(tabId) {
   if (url === undefined || retried.has(tabId) || born.has(tabId) || maybe.has(tabId)) return;
   retried.add(tabId);
   blockedLoads.delete(tabId);
+  reattaches.delete(tabId);
   void chrome.tabs.update(tabId, { url }).catch(() => {});
 }
 
@@ -1012,6 +1147,7 @@ chrome.tabs.onRemoved.addListener((tabId) => {
   maybe.delete(tabId);
   unguarded.delete(tabId);
   blockedLoads.delete(tabId);
+  reattaches.delete(tabId);
   retried.delete(tabId);
   const a = shared.delete(tabId), b = created.delete(tabId), c = born.delete(tabId), d = sourceOf.delete(tabId);
   if (a || b || c || d) persist();

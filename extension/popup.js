@@ -66,8 +66,8 @@ function render(s) {
     ? s.attached.map((t) => titles.get(t) ?? `tab ${t}`).join(', ')
     : 'no tabs');
   show(el('files'), s.fileAccess
-    ? 'allowed: uploads go by file path, at disk speed'
-    : 'not allowed: uploads send the bytes, slower. To allow: chrome://extensions → livetab → Details → Allow access to file URLs');
+    ? 'allowed: uploads go by file path, at disk speed; drops are trusted'
+    : 'not allowed: uploads send the bytes, slower, and drops are synthetic. To allow: chrome://extensions → livetab → Details → Allow access to file URLs');
   el('reason').textContent = s.lastClose && !s.connected ? s.lastClose.text : '';
   if (lastActivity) void renderActivity(lastActivity);
   if (!urlInput.value && document.activeElement !== urlInput) urlInput.value = s.url;

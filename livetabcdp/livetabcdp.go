@@ -36,6 +36,7 @@ const (
 	CommandSetPolicy     = "Livetab.setPolicy"
 	CommandKeepTab       = "Livetab.keepTab"
 	CommandEnable        = "Livetab.enable"
+	CommandDownloadBlob  = "Livetab.downloadBlob"
 	CommandSetClientName = "Livetab.setClientName"
 	CommandNoteAction    = "Livetab.noteAction"
 
@@ -181,6 +182,32 @@ type SetPolicyParams struct {
 // a tab that leaves them; the extension blocks what pages of livetab's tabs
 // open outside them. Other clients are not bound.
 var SetPolicy = cdp.Command[SetPolicyParams, cdp.Empty]{Method: CommandSetPolicy}
+
+// DownloadBlobParams are the parameters of the command
+// Livetab.downloadBlob.
+type DownloadBlobParams struct {
+	// URL is a blob: URL of the tab's own origin.
+	URL string `json:"url"`
+	// Filename is a name for the file in the person's Downloads folder
+	// (letters, digits, ". _ -" and spaces); others are left to Chrome.
+	Filename string `json:"filename,omitzero"`
+}
+
+// DownloadBlobResult is the result of the command Livetab.downloadBlob.
+type DownloadBlobResult struct {
+	// GUID is the download's guid in the Browser.download* events.
+	GUID string `json:"guid"`
+}
+
+// DownloadBlob downloads a blob: URL the tab's page made, as the page's own
+// <a download> would, through chrome.downloads: the browser writes the
+// bytes to disk at disk speed, and the download is reported and placed as
+// any of the tab's downloads (Browser.setDownloadBehavior and the
+// Browser.download* events). Unlike a download the page starts, it is not
+// held to Chrome's one automatic download per page, after which Chrome
+// asks the person. Send it on the tab's session: the URL's origin must be
+// the tab's.
+var DownloadBlob = cdp.Command[DownloadBlobParams, DownloadBlobResult]{Method: CommandDownloadBlob}
 
 // codeMethodNotFound is JSON-RPC's "method not found", which Chrome answers
 // for a method it does not know.

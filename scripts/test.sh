@@ -45,6 +45,14 @@ echo "== media benchmarks on 10 MB (livetab ÷ plain Chromium, same run)"
 LIVETAB_BENCH_MB=10 go test -count=1 -run '^$' -bench 'Capture100MB|Upload100MB' -benchtime 1x -timeout 10m ./capture ./upload \
   | awk -f scripts/media-ratios.awk
 
+# chromedp's own test suite against livetab, in process and through the
+# endpoint: after go test, not beside it (its timing-sensitive tests fail
+# beside the other browser tests on 2 cores). Bounded (90 s a test, 8 min a
+# backend, 20 min in all); it prints the totals and fails on a change from
+# internal/chromedpsuite/expected-failures.txt.
+echo "== chromedp's test suite through livetab"
+scripts/chromedp-suite.sh
+
 # Each fuzz target runs on its own (-fuzz takes one target per package);
 # LIVETAB_FUZZTIME shortens or lengthens the runs. Inputs that fail are
 # written to the package's testdata/fuzz/ and stay as seeds.

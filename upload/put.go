@@ -16,6 +16,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
@@ -37,7 +38,16 @@ func Files(ctx context.Context, r Ref, files []File, opts ...Option) (*Result, e
 // desktop would: dragenter, dragover and drop events carrying a
 // DataTransfer with the files. An element whose dragover nobody cancels
 // does not take drops, and Drop fails with ErrRejected, as it would for a
-// person. Drop always streams the bytes into the page.
+// person.
+//
+// When every file is a path the browser can read (as for Files' native
+// path), the browser itself drags them over the element's center
+// (Input.dispatchDragEvent): the page sees trusted events (isTrusted), as
+// from a person's mouse, and Result.Mode is Native. Otherwise, or when that
+// drag does not reach the element, the bytes are streamed into the page and
+// the events are synthetic (isTrusted false; Mode InPage, Fallback says
+// why). A page that takes the dragover but not the drop gets the browser's
+// default action for a dropped file, as from a person.
 func Drop(ctx context.Context, r Ref, files []File, opts ...Option) (*Result, error) {
 	return run(ctx, opDrop, r, files, opts)
 }
@@ -86,8 +96,8 @@ func run(ctx context.Context, o op, r Ref, files []File, opts []Option) (*Result
 	if len(files) == 0 {
 		return nil, errors.New("upload: no files given")
 	}
-	if o != opInput && cfg.mode == Native {
-		return nil, fmt.Errorf("%w: drops and pastes carry bytes, not paths; use Auto or InPage", ErrNativeUnavailable)
+	if o == opPaste && cfg.mode == Native {
+		return nil, fmt.Errorf("%w: pastes carry bytes, not paths; use Auto or InPage", ErrNativeUnavailable)
 	}
 	var res *Result
 	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
@@ -186,8 +196,23 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 		return res, nil
 	}
 
+	var fallback string
+	if o == opDrop && cfg.mode != InPage {
+		err := nativeAllowed(ctx, t, files)
+		if err == nil {
+			var res *Result
+			res, err = nativeDrop(ctx, t, l, el, r, ps, cfg)
+			if err == nil || ctx.Err() != nil || errors.Is(err, ErrRejected) || errors.Is(tabErr(err), ErrTabClosed) {
+				return res, tabErr(err)
+			}
+		}
+		if cfg.mode == Native {
+			return nil, err
+		}
+		fallback = err.Error()
+	}
 	if cfg.mode == Native {
-		return nil, fmt.Errorf("%w: drops and pastes carry bytes, not paths", ErrNativeUnavailable)
+		return nil, fmt.Errorf("%w: pastes carry bytes, not paths", ErrNativeUnavailable)
 	}
 	ids, sums, err := send(ctx, l, ps, cfg)
 	if err != nil {
@@ -207,7 +232,105 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 	if o == opDrop && !out.Accepted {
 		return nil, fmt.Errorf("%w: %s cancelled dragover but not drop, so the page did not handle the files (a browser would open them instead)", ErrRejected, r)
 	}
-	return &Result{Mode: InPage, Files: results(out.Files, sums)}, nil
+	return &Result{Mode: InPage, Files: results(out.Files, sums), Fallback: fallback}, nil
+}
+
+// dragState is how the page took a drag the browser delivered.
+type dragState struct {
+	Over         bool       `json:"over"`
+	Accepted     bool       `json:"accepted"`
+	Inside       bool       `json:"inside"`
+	Dropped      bool       `json:"dropped"`
+	DropAccepted bool       `json:"dropAccepted"`
+	Files        []pageFile `json:"files"`
+}
+
+// nativeDrop has the browser drag the files (by path) over el's center and
+// drop them there, with the trusted events of a person's drag. It drops
+// only once el took the dragover; otherwise it cancels the drag, so that
+// the browser never opens the files in the tab.
+func nativeDrop(ctx context.Context, t *chromedp.Target, l *lib, el runtime.RemoteObjectID, r Ref, ps []*prepared, cfg *config) (*Result, error) {
+	paths, err := absPaths(ps)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNativeUnavailable, err)
+	}
+	var at struct {
+		X float64 `json:"clientX"`
+		Y float64 `json:"clientY"`
+	}
+	if err := l.Call(ctx, "dragWatch", &at, obj(el)); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNativeUnavailable, err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		l.Call(sctx, "dragStop", nil)
+		cancel()
+	}()
+	data := &input.DragData{Items: []*input.DragDataItem{}, Files: paths, DragOperationsMask: 1}
+	drag := func(typ input.DispatchDragEventType) error {
+		_, err := cdp.Call(ctx, t, input.DispatchDragEvent, input.DispatchDragEventParams{Type: typ, X: at.X, Y: at.Y, Data: data})
+		if err != nil {
+			return fmt.Errorf("%w: Input.dispatchDragEvent %s: %w", ErrNativeUnavailable, typ, err)
+		}
+		return nil
+	}
+	cancelDrag := func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		cdp.Call(cctx, t, input.DispatchDragEvent, input.DispatchDragEventParams{Type: input.DispatchDragEventTypeDragCancel, X: at.X, Y: at.Y, Data: data})
+		cancel()
+	}
+	if err := drag(input.DispatchDragEventTypeDragEnter); err != nil {
+		return nil, err
+	}
+	if err := drag(input.DispatchDragEventTypeDragOver); err != nil {
+		cancelDrag()
+		return nil, err
+	}
+	var st dragState
+	if err := l.Call(ctx, "dragState", &st, val(0)); err != nil {
+		cancelDrag()
+		return nil, err
+	}
+	switch {
+	case !st.Over || !st.Inside:
+		cancelDrag()
+		return nil, fmt.Errorf("%w: the browser's drag at (%.0f, %.0f) did not reach %s (covered by another element, or off screen)", ErrNativeUnavailable, at.X, at.Y, r)
+	case !st.Accepted:
+		cancelDrag()
+		return nil, fmt.Errorf("%w: %s does not take drops: nothing cancelled its dragover event; point at the drop zone itself", ErrRejected, r)
+	}
+	if err := drag(input.DispatchDragEventTypeDrop); err != nil {
+		return nil, err
+	}
+	if err := l.Call(ctx, "dragState", &st, val(cfg.settle.Milliseconds())); err != nil {
+		return nil, err
+	}
+	if !st.Dropped {
+		return nil, fmt.Errorf("%w: the browser's drop did not reach %s", ErrNativeUnavailable, r)
+	}
+	if !st.DropAccepted {
+		return nil, fmt.Errorf("%w: %s took the dragover but not the drop, so the page did not handle the files", ErrRejected, r)
+	}
+	sums, err := hashAll(ps, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Mode: Native, Files: results(st.Files, sums)}, nil
+}
+
+func absPaths(ps []*prepared) ([]string, error) {
+	paths := make([]string, len(ps))
+	for i, p := range ps {
+		a, err := filepath.Abs(p.f.path)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(a); err != nil {
+			return nil, err
+		}
+		paths[i] = a
+	}
+	return paths, nil
 }
 
 func results(seen []pageFile, sums []string) []FileResult {
@@ -278,6 +401,15 @@ func finishNative(ctx context.Context, l *lib, el runtime.RemoteObjectID, ps []*
 			seen[i] = pageFile{Name: filepath.Base(p.f.path), Type: p.mime, Size: p.size, LastModified: p.mod.UnixMilli()}
 		}
 	}
+	sums, err := hashAll(ps, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Mode: Native, Files: results(seen, sums)}, nil
+}
+
+// hashAll hashes the files the browser read by path, reporting progress.
+func hashAll(ps []*prepared, cfg *config) ([]string, error) {
 	sums := make([]string, len(ps))
 	var done, total int64
 	for _, p := range ps {
@@ -295,7 +427,7 @@ func finishNative(ctx context.Context, l *lib, el runtime.RemoteObjectID, ps []*
 			cfg.progress(Progress{File: i, Name: p.f.Name, Done: done, Total: total})
 		}
 	}
-	return &Result{Mode: Native, Files: results(seen, sums)}, nil
+	return sums, nil
 }
 
 // send streams every file into the page and builds its File there; it

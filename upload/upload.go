@@ -18,7 +18,9 @@
 // The Auto mode takes the native path for file inputs when every file has
 // a path and the browser can read it (plain Chrome, or livetab with file
 // access as reported by Livetab.getInfo) and falls back to the in-page path
-// otherwise; drop zones and paste targets always take the in-page path.
+// otherwise. Drops of such files take the native path too: the browser
+// drags them (Input.dispatchDragEvent), so the page sees trusted events;
+// paste targets always take the in-page path.
 package upload
 
 import (
@@ -151,7 +153,9 @@ func (f File) mimeOf(head []byte) string {
 
 // Result describes a finished upload.
 type Result struct {
-	// Mode is the path taken: Native or InPage.
+	// Mode is the path taken: Native or InPage. For a drop, Native means
+	// the browser dragged the files (trusted events), InPage synthetic
+	// events (isTrusted false).
 	Mode Mode
 	// Files are the files as the page sees them.
 	Files []FileResult

@@ -214,6 +214,42 @@ func runSuite(t *testing.T, newTab func(testing.TB) context.Context) {
 		}
 	})
 
+	t.Run("TrustedDrop", func(t *testing.T) {
+		// Files on disk are dragged by the browser itself: trusted
+		// events, which a drop zone that ignores synthetic ones takes.
+		ctx := open(t, newTab)
+		data := bigPNG(1<<20 + 13)
+		path := filepath.Join(t.TempDir(), "trusted.png")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := upload.Drop(opCtx(t, ctx), upload.CSS("#trusted-drop"), []upload.File{upload.Path(path)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Mode != upload.Native || len(res.Files) != 1 || res.Files[0].SHA256 != sum(data) || res.Files[0].Size != int64(len(data)) {
+			t.Errorf("got %+v, want the native drop of %d bytes", res, len(data))
+		}
+		if u := uploaded(t, "trusted-drop", "trusted.png"); u.SHA256 != sum(data) {
+			t.Errorf("trusted drop: the server got sha256 %s, want %s", u.SHA256, sum(data))
+		}
+		// Bytes have no path: synthetic events, which this zone ignores.
+		_, err = upload.Drop(opCtx(t, ctx), upload.CSS("#trusted-drop"), []upload.File{upload.Bytes("x.png", pngBytes)})
+		if !errors.Is(err, upload.ErrRejected) {
+			t.Errorf("bytes onto the trusted-only zone: got %v, want ErrRejected", err)
+		}
+		// A box that takes no drops gets none, and the browser does not
+		// open the file in the tab instead.
+		_, err = upload.Drop(opCtx(t, ctx), upload.CSS("#nodrop"), []upload.File{upload.Path(path)})
+		if !errors.Is(err, upload.ErrRejected) {
+			t.Errorf("a path onto #nodrop: got %v, want ErrRejected", err)
+		}
+		url, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
+		if err != nil || url != fake.URL+"/" {
+			t.Errorf("after the refused drop the tab shows %q (%v), want %q", url, err, fake.URL+"/")
+		}
+	})
+
 	t.Run("Paste", func(t *testing.T) {
 		ctx := open(t, newTab)
 		if _, err := upload.Paste(opCtx(t, ctx), upload.CSS("#paste"), []upload.File{upload.Bytes("pasted.png", pngBytes)}); err != nil {

@@ -411,11 +411,10 @@ function () {
       return b.slice(off, off + len);
     },
 
-    // save has the browser download a registered blob, as a page's own
-    // "save" link would: Chrome writes it to disk at disk speed, where a
-    // read through CDP moves every byte as base64. The anchor stays out of
-    // the document, so the page's listeners never see its click.
-    save(id, name) {
+    // objectURL gives a registered blob a blob: URL, for the browser to
+    // download it: Chrome writes it to disk at disk speed, where a read
+    // through CDP moves every byte as base64.
+    objectURL(id) {
       const b = blobs.get(id);
       if (!b) fail('gone', 'capture ' + id + ' was released');
       let url = saved.get(id);
@@ -423,11 +422,6 @@ function () {
         url = URL.createObjectURL(b);
         saved.set(id, url);
       }
-      const a = document.createElement('a');
-      a.href = url;
-      a.download = name || 'capture';
-      a.rel = 'noopener';
-      a.click();
       return url;
     },
 
@@ -447,8 +441,9 @@ function () {
       return { size: Number.isFinite(size) && res.headers.has('content-length') ? size : -1, type: res.headers.get('content-type') || '' };
     },
 
-    // saveURL has the browser download the page's own blob: URL, as save
-    // does for a registered blob.
+    // saveURL has the browser download a blob: URL as the page's own
+    // "save" link would. The anchor stays out of the document, so the
+    // page's listeners never see its click.
     saveURL(url, name) {
       if (!url.startsWith('blob:')) fail('nomedia', 'only blob: URLs are saved directly');
       const a = document.createElement('a');

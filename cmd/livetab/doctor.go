@@ -117,9 +117,9 @@ func runDoctor(ctx context.Context, args []string) error {
 	}
 	r.ok("extension", fmt.Sprintf("connected: livetab %s, %s; %d tab(s), %d client(s)", st.Extension.Version, st.Extension.UserAgent, len(st.Tabs), st.Clients))
 	if st.Extension.FileAccess {
-		r.ok("files", "the extension may read local files: uploads hand Chrome the file's path, at disk speed")
+		r.ok("files", "the extension may read local files: uploads hand Chrome the file's path, at disk speed, and drops are the browser's own (trusted events)")
 	} else {
-		r.ok("files", "the extension may not read local files, so uploads send the bytes through the page (slower); "+
+		r.ok("files", "the extension may not read local files, so uploads send the bytes through the page (slower) and drops are synthetic events (some pages ignore them); "+
 			"to allow it: chrome://extensions → livetab → Details → Allow access to file URLs")
 	}
 	if st.Paused {

@@ -73,12 +73,12 @@ func TestChromedpSuite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: chromedp's suite takes minutes")
 	}
-	// Not yet in go test ./...: run beside the project's other browser
-	// tests on 2 cores it showed failures the same tree did not show alone
-	// (TestCancelTabDuringAttach ran past 90 s in process, 11 s alone;
-	// TestEvents missed a Page.frameNavigated through the endpoint); issue
-	// 12 has them. Until they are understood, scripts/chromedp-suite.sh
-	// runs it on its own.
+	// Not in go test ./...: scripts/test.sh runs it as a step of its own
+	// after it (scripts/chromedp-suite.sh). Beside the project's other
+	// browser tests on 2 cores, chromedp's timing-sensitive tests failed
+	// where they pass alone (TestCancelTabDuringAttach ran past 90 s in
+	// process, 11 s alone; TestEvents missed a Page.frameNavigated through
+	// the endpoint).
 	if os.Getenv("LIVETAB_CHROMEDP_SUITE") == "" {
 		t.Skip("chromedp's suite runs with LIVETAB_CHROMEDP_SUITE=1: use scripts/chromedp-suite.sh")
 	}
@@ -169,6 +169,20 @@ type expectation struct {
 
 // readExpected reads lines "backend test reason…"; backend is inproc,
 // endpoint, or all; # starts a comment.
+// maxExpected is how many of chromedp's tests may be listed as failing
+// (a test listed for both backends counts once).
+const maxExpected = 4
+
+func entries(out map[string]map[string]expectation) int {
+	lines := map[int]bool{}
+	for _, m := range out {
+		for _, e := range m {
+			lines[e.line] = true
+		}
+	}
+	return len(lines)
+}
+
 func readExpected(t *testing.T, file string) map[string]map[string]expectation {
 	t.Helper()
 	f, err := os.Open(file)
@@ -209,6 +223,9 @@ func readExpected(t *testing.T, file string) map[string]map[string]expectation {
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
+	}
+	if lines := entries(out); lines > maxExpected {
+		t.Errorf("%s lists %d failures: at most %d, each for a reason that lies in Chrome (issue 12); fix the others", file, lines, maxExpected)
 	}
 	return out
 }

@@ -137,6 +137,15 @@ func (s *Studio) SetVideoSize(n int64) (old int64) {
 	return old
 }
 
+// SetDownloadSize changes the size of the download-only file of later
+// generations and returns the previous size.
+func (s *Studio) SetDownloadSize(n int64) (old int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, s.opts.DownloadSize = s.opts.DownloadSize, n
+	return old
+}
+
 // RefPNG returns the bytes of /media/ref.png, the page's reference image.
 func (s *Studio) RefPNG() []byte { return s.refPNG }
 

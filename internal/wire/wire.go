@@ -70,6 +70,7 @@
 //
 //	any CDP method   params, tabId, sessionId?     from chrome.debugger.onEvent
 //	ext.detached     {tabId, reason}               chrome.debugger.onDetach
+//	ext.reattached   {tabId}                       onDetach (target_closed) of a tab that lives on, attached again at once
 //	ext.tabCreated   TabInfo                       chrome.tabs.onCreated
 //	ext.tabUpdated   TabInfo                       chrome.tabs.onUpdated (url or title changed)
 //	ext.tabRemoved   {tabId}                       chrome.tabs.onRemoved
@@ -123,13 +124,17 @@ const (
 	CloseTab    = "ext.closeTab"
 	ActivateTab = "ext.activateTab"
 	FileAccess  = "ext.fileAccess"
-	SetPolicy   = "ext.setPolicy"
-	Unguard     = "ext.unguard"
-	Detached    = "ext.detached"
-	TabCreated  = "ext.tabCreated"
-	TabUpdated  = "ext.tabUpdated"
-	TabRemoved  = "ext.tabRemoved"
-	Download    = "ext.download"
+	// DownloadBlob downloads a blob: URL of a tab's origin with
+	// chrome.downloads (DownloadBlobParams).
+	DownloadBlob = "ext.downloadBlob"
+	SetPolicy    = "ext.setPolicy"
+	Unguard      = "ext.unguard"
+	Detached     = "ext.detached"
+	Reattached   = "ext.reattached"
+	TabCreated   = "ext.tabCreated"
+	TabUpdated   = "ext.tabUpdated"
+	TabRemoved   = "ext.tabRemoved"
+	Download     = "ext.download"
 	// Paused is the extension's event when the person pauses or resumes
 	// livetab in its popup (PausedParams).
 	Paused = "ext.paused"
@@ -303,6 +308,13 @@ type TargetsResult struct {
 // AttachResult is the result of ext.attach.
 type AttachResult struct {
 	TargetID string `json:"targetId"`
+}
+
+// DownloadBlobParams are the parameters of ext.downloadBlob.
+type DownloadBlobParams struct {
+	TabID    int64  `json:"tabId"`
+	URL      string `json:"url"`
+	Filename string `json:"filename,omitzero"`
 }
 
 // FileAccessResult is the result of ext.fileAccess.

@@ -97,6 +97,15 @@ function () {
     return Array.from(list || [], (f) => ({ name: f.name, type: f.type, size: f.size, lastModified: f.lastModified }));
   }
 
+  /** @typedef {{over: Event | null, drop: Event | null, inside: boolean, files: object[]}} DragWatch */
+  /** @type {{w: DragWatch, stop: () => void} | null} */
+  let drag = null;
+
+  function stopDrag() {
+    if (drag) drag.stop();
+    drag = null;
+  }
+
   function sleep(ms) {
     return new Promise((r) => setTimeout(r, ms));
   }
@@ -217,6 +226,56 @@ function () {
       el.dispatchEvent(drop);
       await sleep(settleMs);
       return { accepted: drop.defaultPrevented, files: describe(dt.files) };
+    },
+
+    // dragWatch follows a drag the browser itself delivers
+    // (Input.dispatchDragEvent, trusted events as from a person's mouse)
+    // over el, and returns el's center in the viewport, where the drag
+    // goes. The listeners are the capture-phase ones of window, so the
+    // page's own handling is what dragState reads afterwards.
+    dragWatch(el) {
+      if (window.top !== window) fail('nodrop', 'the drop zone is in a frame, whose coordinates the drag does not reach');
+      el.scrollIntoView({ block: 'center', inline: 'center' });
+      stopDrag();
+      /** @type {DragWatch} */
+      const w = { over: null, drop: null, inside: true, files: [] };
+      const on = (/** @type {Event} */ e) => {
+        if (!(e.target instanceof Node) || !el.contains(e.target)) w.inside = false;
+        if (e.type === 'dragover') w.over = e;
+        if (e.type === 'drop') {
+          w.drop = e;
+          w.files = describe(/** @type {DragEvent} */ (e).dataTransfer ? /** @type {DataTransfer} */ (/** @type {DragEvent} */ (e).dataTransfer).files : null);
+        }
+      };
+      window.addEventListener('dragover', on, true);
+      window.addEventListener('drop', on, true);
+      drag = {
+        w,
+        stop: () => {
+          window.removeEventListener('dragover', on, true);
+          window.removeEventListener('drop', on, true);
+        },
+      };
+      return center(el);
+    },
+
+    // dragState says how the page took the watched drag so far.
+    async dragState(settleMs) {
+      if (!drag) fail('gone', 'no drag is watched');
+      await sleep(settleMs);
+      const w = drag.w;
+      return {
+        over: !!w.over,
+        accepted: !!(w.over && w.over.defaultPrevented),
+        inside: w.inside,
+        dropped: !!w.drop,
+        dropAccepted: !!(w.drop && w.drop.defaultPrevented),
+        files: w.files,
+      };
+    },
+
+    dragStop() {
+      stopDrag();
     },
 
     // paste pastes the files into el as a clipboard paste would.

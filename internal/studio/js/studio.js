@@ -50,6 +50,17 @@
     for (const f of e.dataTransfer.files) send('drop', f);
   });
 
+  // A drop zone that, like some sites, ignores events no person made.
+  const trusted = $('trusted-drop');
+  trusted.addEventListener('dragover', (e) => {
+    if (e.isTrusted) e.preventDefault();
+  });
+  trusted.addEventListener('drop', (e) => {
+    if (!e.isTrusted) return;
+    e.preventDefault();
+    for (const f of e.dataTransfer.files) send('trusted-drop', f);
+  });
+
   $('paste').addEventListener('paste', (e) => {
     const files = e.clipboardData && e.clipboardData.files;
     if (!files || !files.length) return;
