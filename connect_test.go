@@ -283,7 +283,7 @@ func browse(t *testing.T, actx context.Context) {
 // TestConnectServe finds a real serve (a relay's endpoint on the bridge of
 // a real extension, as `livetab serve` mounts it) and drives a tab.
 func TestConnectServe(t *testing.T) {
-	env := browsertest.Start(t, browsertest.Options{})
+	env := browsertest.Start(t, browsertest.Options{DebugPort: true})
 	tok := bridge.EndpointToken(env.Bridge.Token())
 	h := env.Relay.Handler(extcdp.HandlerOptions{Token: tok})
 	names := make(chan string, 10)
@@ -310,6 +310,21 @@ func TestConnectServe(t *testing.T) {
 	browse(t, actx)
 	if n := <-names; n != "connect test" {
 		t.Errorf("the serve was told the client's name is %q, want the ClientName", n)
+	}
+	// The person sees the program under the name it gave.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	u, err := env.User(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	popup, err := u.OpenPopup(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := u.WaitPopup(ctx, popup, `document.getElementById('recent').textContent.includes('connect test: Page.navigate')`); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -78,6 +78,10 @@ type Options struct {
 	Settle time.Duration
 	// Logger receives what the server does; nil discards it.
 	Logger *slog.Logger
+	// ClientName is how the person sees the agent in the extension's
+	// popup, where its tool calls are listed with the policy's decisions
+	// and where they can stop it. Default "livetab agent".
+	ClientName string
 }
 
 // Server holds the agent's tab and the tools that act in it. Its tools may
@@ -116,6 +120,10 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, pol: opts.Policy, lg: lg, types: map[string][2]reflect.Type{}}
 	s.pol.Confirm = s.confirm
 	s.pol.SharedTabs = s.sharedTabIDs
+	s.pol.OnCall = s.noteCall
+	if s.opts.ClientName == "" {
+		s.opts.ClientName = "livetab agent"
+	}
 	return s, nil
 }
 
@@ -191,6 +199,7 @@ func (s *Server) page(ctx context.Context) (*page.Page, error) {
 		return nil, fmt.Errorf("opening the agent's tab: %w", m.err)
 	}
 	s.pg, s.tabCtx, s.cancel = m.pg, tabCtx, cancel
+	s.nameClient()
 	s.pushPolicy()
 	return s.pg, nil
 }

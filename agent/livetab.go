@@ -43,6 +43,38 @@ func (s *Server) pushPolicy() {
 	}
 }
 
+// noteCall shows the person a tool call and the policy's decision in the
+// extension's popup, on the agent's tab. It never holds up the call; a
+// browser without the Livetab domain ignores it, and a call before the
+// first tab opened goes unshown (the audit log has it).
+func (s *Server) noteCall(tool, decision string) {
+	s.mu.Lock()
+	tabCtx := s.tabCtx
+	s.mu.Unlock()
+	if tabCtx == nil {
+		return
+	}
+	c := chromedp.FromContext(tabCtx)
+	if c == nil || c.Target == nil {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(tabCtx, 2*time.Second)
+		defer cancel()
+		cdp.Call(ctx, c.Target, livetabcdp.NoteAction, livetabcdp.NoteActionParams{Action: tool, Decision: decision})
+	}()
+}
+
+// nameClient gives the person the agent's name for its connection.
+func (s *Server) nameClient() {
+	ctx, cancel := context.WithTimeout(s.tabCtx, 5*time.Second)
+	defer cancel()
+	_, err := cdp.Call(ctx, chromedp.FromContext(s.tabCtx).Browser, livetabcdp.SetClientName, livetabcdp.SetClientNameParams{Name: s.opts.ClientName})
+	if err != nil && !livetabcdp.IsUnsupported(err) {
+		s.lg.Warn("naming the agent's connection for the popup", "err", err)
+	}
+}
+
 func (s *Server) setExtensionPolicy(p livetabcdp.SetPolicyParams) error {
 	ctx, cancel := context.WithTimeout(s.tabCtx, 5*time.Second)
 	defer cancel()

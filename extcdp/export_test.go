@@ -42,3 +42,6 @@ func SetupAfter(cmds [][2]string) []string {
 	}
 	return out
 }
+
+// CleanName is cleanName, for tests.
+var CleanName = cleanName

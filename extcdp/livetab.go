@@ -102,6 +102,26 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 		c.setPolicy(ctx, m, sid)
 	case livetabcdp.CommandDownloadBlob:
 		c.downloadBlob(ctx, m, sid)
+	case livetabcdp.CommandSetClientName:
+		var p livetabcdp.SetClientNameParams
+		if !c.params(m, sid, &p) {
+			return true
+		}
+		c.SetName(p.Name)
+		c.reply(m.ID, sid, nil)
+	case livetabcdp.CommandNoteAction:
+		var p livetabcdp.NoteActionParams
+		if !c.params(m, sid, &p) {
+			return true
+		}
+		var tabID int64
+		r.mu.Lock()
+		if s := r.sessions[sid]; s != nil && s.client == c && s.tab != nil {
+			tabID = s.tab.id
+		}
+		r.mu.Unlock()
+		c.note(tabID, cleanName(p.Action, "an action"), cleanName(p.Decision, ""))
+		c.reply(m.ID, sid, nil)
 	case livetabcdp.CommandKeepTab:
 		var p livetabcdp.KeepTabParams
 		if !c.params(m, sid, &p) {

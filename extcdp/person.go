@@ -85,7 +85,11 @@ func family(m cdproto.MethodType) string {
 	}
 	s := string(m)
 	if i := strings.IndexByte(s, '.'); i > 0 {
-		return s[:i]
+		s = s[:i]
+	}
+	if len(s) > maxNameLen {
+		// Any client may send any method: the report stays small.
+		s = cleanName(s[:maxNameLen+1], "?")
 	}
 	return s
 }
@@ -127,8 +131,9 @@ func (c *Client) nameNow() string {
 // when they open, attach to, show or close a tab: listing targets is not
 // something the person needs to see.
 func (c *Client) noteCommand(m *cdproto.Message, tabID int64) {
-	if tabID == 0 && !needsTab[m.Method] && m.Method != cdproto.CommandTargetCloseTarget {
-		return
+	if tabID == 0 && !needsTab[m.Method] && m.Method != cdproto.CommandTargetCloseTarget ||
+		strings.HasPrefix(string(m.Method), livetabcdp.Domain) && m.Method != livetabcdp.CommandCloseTab {
+		return // noteAction says itself what it did
 	}
 	c.note(tabID, family(m.Method), "")
 }
@@ -192,8 +197,9 @@ func containsID(list []int64, id int64) bool {
 
 // refuseStopped answers every command of a client the person stopped,
 // and every command on a session of a tab the person stopped; it reports
-// whether it did. Detaching and closing succeed, so that a program winds
-// down without errors of its own.
+// whether it did. What a stopped program does to wind down succeeds:
+// detaching, closing, disposing of a browser context, listing the (no)
+// targets.
 func (c *Client) refuseStopped(m *cdproto.Message) bool {
 	r := c.r
 	r.mu.Lock()
@@ -209,8 +215,13 @@ func (c *Client) refuseStopped(m *cdproto.Message) bool {
 	}
 	if whole {
 		switch m.Method {
-		case cdproto.CommandTargetDetachFromTarget, cdproto.CommandTargetCloseTarget:
+		case cdproto.CommandTargetDetachFromTarget, cdproto.CommandTargetCloseTarget, cdproto.CommandTargetDisposeBrowserContext:
 			c.reply(m.ID, m.SessionID, nil)
+			return true
+		case cdproto.CommandTargetGetTargets:
+			// No tab is the stopped client's any more; chromedp lists the
+			// targets to see that the one it closed is gone.
+			c.reply(m.ID, m.SessionID, noTargets)
 			return true
 		case cdproto.CommandBrowserClose:
 			c.reply(m.ID, m.SessionID, nil)
@@ -223,6 +234,8 @@ func (c *Client) refuseStopped(m *cdproto.Message) bool {
 	c.fail(m.ID, m.SessionID, -32000, why)
 	return true
 }
+
+var noTargets = jsonv2.Value(`{"targetInfos":[]}`)
 
 // stopClient stops c for the person: its sessions are let go of, the tabs
 // it opened close, and every command it sends from now on fails. Call

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/chromedp"
 
 	"github.com/livetab/livetab/extcdp"
@@ -133,6 +135,10 @@ func TestPopupStopThisClient(t *testing.T) {
 	target := field(b.must("", "Target.createTarget", map[string]any{"url": site.URL + "/form?stop-b"}), "targetId")
 	sb := field(b.must("", "Target.attachToTarget", map[string]any{"targetId": target, "flatten": true}), "sessionId")
 	b.must(sb, "Runtime.evaluate", map[string]any{"expression": "1"})
+	// What a program did beyond its commands, in its words (livetab mcp's
+	// tools), with its policy's decision.
+	b.must(sb, "Livetab.noteAction", map[string]any{"action": "browser_click", "decision": "allowed"})
+	b.must(sb, "Livetab.noteAction", map[string]any{"action": "browser_navigate", "decision": "denied"})
 	if _, err := chromedp.Run(a, chromedp.Evaluate[int](`1 + 1`)); err != nil {
 		t.Fatal(err)
 	}
@@ -147,11 +153,26 @@ func TestPopupStopThisClient(t *testing.T) {
 	if err := u.WaitPopup(ctx, popup, `(() => {
 		const now = document.getElementById('now').textContent, recent = document.getElementById('recent').textContent;
 		return now.includes('program A') && now.includes('program B') && now.includes('127.0.0.1') &&
-			recent.includes('program B: Runtime') && recent.includes('program A: Page.navigate');
+			recent.includes('program B: Runtime') && recent.includes('program A: Page.navigate') &&
+			recent.includes('program B: browser_navigate on “form page” — denied');
 	})()`); err != nil {
 		t.Fatal(err)
 	}
 	savePopup(t, u, popup, "popup-now.png")
+	// Only the popup hears what a client did: not another client, even one
+	// that listens to the Livetab domain, nor the endpoint's status.
+	b.must("", "Livetab.enable", map[string]any{})
+	b.must("", "Target.setDiscoverTargets", map[string]any{"discover": true})
+	if _, err := chromedp.Run(a, chromedp.Evaluate[int](`3`)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // past a report of the relay's
+	if b.seen("program A") || b.seen("Runtime") {
+		t.Error("a client heard of another client's actions")
+	}
+	if st, _ := jsonv2.Marshal(env.Relay.Status()); strings.Contains(string(st), "program") {
+		t.Errorf("the relay's status names clients: %s", st)
+	}
 
 	if err := u.StopClient(ctx, popup, "program A"); err != nil {
 		t.Fatal(err)
@@ -190,6 +211,14 @@ func TestPopupStopThisClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	savePopup(t, u, popup, "popup-client-stopped.png")
+	// The stopped program winds down without waiting on anything.
+	start := time.Now()
+	if err := chromedp.Cancel(a); err != nil {
+		t.Errorf("cancelling the stopped program: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("cancelling the stopped program took %v", d)
+	}
 }
 
 // An endpoint client the person stopped reads why, then is disconnected.
@@ -384,5 +413,32 @@ func TestPauseSurvivesBrowserRestart(t *testing.T) {
 	defer cancel2()
 	if sum, err := chromedp.Run(prog2, chromedp.Evaluate[int](`40 + 2`)); err != nil || sum != 42 {
 		t.Fatalf("after resume: %d, %v", sum, err)
+	}
+}
+
+// A client chooses its name; the popup gets one line of printable text,
+// bounded.
+func TestClientNameCleaned(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"livetab mcp", "livetab mcp"},
+		{"  two\nlines\x00and\u202enul  ", "two lines and nul"},
+		{"", "default"},
+		{"\x1b\x07", "default"},
+		{strings.Repeat("é", 100), strings.Repeat("é", 59) + "…"},
+	} {
+		if got := extcdp.CleanName(c.in, "default"); got != c.want {
+			t.Errorf("cleanName(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// The extension keeps as many actions as the relay sends.
+func TestMaxActionsIsOne(t *testing.T) {
+	js, err := os.ReadFile("../extension/lib/activity.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), fmt.Sprintf("export const MAX_ACTIONS = %d;", wire.MaxActions)) {
+		t.Errorf("extension/lib/activity.js's MAX_ACTIONS is not wire.MaxActions (%d)", wire.MaxActions)
 	}
 }

@@ -15,6 +15,7 @@ import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
 import { parsePolicy, policyOwner } from './lib/policy.js';
 import { FIRST_RULE_ID, popupRules } from './lib/popups.js';
 import { navigateRefusal, needsTabUrl } from './lib/unsafe.js';
+import { readActivity } from './lib/activity.js';
 
 /**
  * @typedef {import('./lib/frame.js').Frame} Frame
@@ -280,44 +281,13 @@ async function share(tabId, on) {
 // chrome.storage.session, so a popup opened after a worker restart still
 // shows the last actions.
 
-/**
- * @typedef {{id: string, name: string, tabs: number[], since: number}} ClientActivity
- * @typedef {{client: string, name: string, tabId?: number, what: string, decision?: string, count: number, at: number}} Action
- * @typedef {{clients: ClientActivity[], actions: Action[]}} Activity
- */
+/** @typedef {import('./lib/activity.js').Activity} Activity */
 
 /** @type {Activity} */
 let activity = { clients: [], actions: [] };
 const activityLoaded = chrome.storage.session.get('activity').then((v) => {
   if (v.activity) activity = readActivity(v.activity);
 }).catch(() => {});
-
-const MAX_ACTIONS = 50;
-const MAX_CLIENTS = 64;
-
-/**
- * Keeps what the popup shows of a report: bounded, with the types it
- * expects. The relay is trusted, but its clients chose their names.
- * @param {any} p
- * @returns {Activity}
- */
-function readActivity(p) {
-  const str = (/** @type {unknown} */ v) => (typeof v === 'string' ? v.slice(0, 200) : '');
-  const num = (/** @type {unknown} */ v) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-  const clients = Array.isArray(p?.clients) ? p.clients.slice(0, MAX_CLIENTS) : [];
-  const actions = Array.isArray(p?.actions) ? p.actions.slice(-MAX_ACTIONS) : [];
-  return {
-    clients: clients.map((/** @type {any} */ c) => ({
-      id: str(c?.id), name: str(c?.name), since: num(c?.since),
-      tabs: Array.isArray(c?.tabs) ? c.tabs.filter((/** @type {unknown} */ t) => typeof t === 'number').slice(0, 100) : [],
-    })),
-    actions: actions.map((/** @type {any} */ a) => ({
-      client: str(a?.client), name: str(a?.name), what: str(a?.what), count: num(a?.count), at: num(a?.at),
-      ...(typeof a?.tabId === 'number' ? { tabId: a.tabId } : {}),
-      ...(typeof a?.decision === 'string' && a.decision ? { decision: str(a.decision) } : {}),
-    })),
-  };
-}
 
 /**
  * @param {Activity} next
@@ -1275,16 +1245,20 @@ function shareable(t) {
 
 /**
  * The tabs the popup offers to share, the current tab first: the focused
- * window's active tab, or, when that is no page (the popup opened as a
- * tab of its own), the page the person looked at last.
+ * window's active tab, or, when that is the popup page opened as a tab of
+ * its own, the page the person looked at before it. A Chrome page is no
+ * current tab: "Share this tab" must never name another.
  */
 async function sharingList() {
   await restored;
   const tabs = await chrome.tabs.query({});
-  let [current] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
-  if (!current || !shareable(current)) {
+  /** @type {chrome.tabs.Tab | undefined} */
+  let current = (await chrome.tabs.query({ active: true, lastFocusedWindow: true }))[0];
+  if (current && (current.url || '').startsWith(chrome.runtime.getURL('popup.html'))) {
     const last = (/** @type {chrome.tabs.Tab} */ t) => /** @type {{lastAccessed?: number}} */ (t).lastAccessed ?? 0;
     current = tabs.filter(shareable).sort((a, b) => last(b) - last(a))[0];
+  } else if (current && !shareable(current)) {
+    current = undefined;
   }
   return tabs
     .filter(shareable)

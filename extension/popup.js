@@ -69,6 +69,7 @@ function render(s) {
     ? 'allowed: uploads go by file path, at disk speed; drops are trusted'
     : 'not allowed: uploads send the bytes, slower, and drops are synthetic. To allow: chrome://extensions → livetab → Details → Allow access to file URLs');
   el('reason').textContent = s.lastClose && !s.connected ? s.lastClose.text : '';
+  if (lastActivity) void renderActivity(lastActivity);
   if (!urlInput.value && document.activeElement !== urlInput) urlInput.value = s.url;
 }
 
@@ -176,7 +177,12 @@ async function renderActivity(a) {
       const name = document.createElement('span');
       name.textContent = c.name;
       name.title = `connected at ${clock(c.since)}`;
-      head.append(name, stopButton('Stop this client', 'End this program\'s connection: it lets go of every tab and its next command fails', { type: 'livetab.stopClient', client: c.id }));
+      // A program chooses its name, and two may choose one: the number
+      // tells the connections apart.
+      const id = document.createElement('small');
+      id.className = 'site';
+      id.textContent = `#${c.id}`;
+      head.append(name, id, stopButton('Stop this client', 'End this program\'s connection: it lets go of every tab and its next command fails', { type: 'livetab.stopClient', client: c.id }));
       const tabs = document.createElement('ul');
       if (!c.tabs.length) {
         const none = document.createElement('li');
@@ -188,7 +194,16 @@ async function renderActivity(a) {
         const item = document.createElement('li');
         const row = tabRow(id);
         row.dataset.tabId = String(id);
-        row.append(stopButton('Stop', 'Stop driving this tab: livetab lets go of it, and this program may not take it again', { type: 'livetab.stopTab', tabId: id }));
+        if (lastStatus?.paused) {
+          // The pause let go of every tab; the program only holds its
+          // place, to hear the pause error.
+          const note = document.createElement('span');
+          note.className = 'site';
+          note.textContent = 'let go (paused)';
+          row.append(note);
+        } else {
+          row.append(stopButton('Stop', 'Stop driving this tab: livetab lets go of it, and this program may not take it again', { type: 'livetab.stopTab', tabId: id }));
+        }
         item.append(row);
         tabs.append(item);
       }
@@ -263,7 +278,6 @@ chrome.runtime.onMessage.addListener((msg) => {
   if (msg?.type === 'livetab.statusChanged') {
     render(msg.status);
     void refreshTabs();
-    if (lastActivity) void renderActivity(lastActivity);
   } else if (msg?.type === 'livetab.activity') {
     void renderActivity(msg.activity);
   }

@@ -29,14 +29,16 @@ import (
 
 // The method names, for the relay's dispatch and for raw CDP clients.
 const (
-	CommandGetInfo      = "Livetab.getInfo"
-	CommandGetActiveTab = "Livetab.getActiveTab"
-	CommandGetTabs      = "Livetab.getTabs"
-	CommandCloseTab     = "Livetab.closeTab"
-	CommandSetPolicy    = "Livetab.setPolicy"
-	CommandKeepTab      = "Livetab.keepTab"
-	CommandEnable       = "Livetab.enable"
-	CommandDownloadBlob = "Livetab.downloadBlob"
+	CommandGetInfo       = "Livetab.getInfo"
+	CommandGetActiveTab  = "Livetab.getActiveTab"
+	CommandGetTabs       = "Livetab.getTabs"
+	CommandCloseTab      = "Livetab.closeTab"
+	CommandSetPolicy     = "Livetab.setPolicy"
+	CommandKeepTab       = "Livetab.keepTab"
+	CommandEnable        = "Livetab.enable"
+	CommandDownloadBlob  = "Livetab.downloadBlob"
+	CommandSetClientName = "Livetab.setClientName"
+	CommandNoteAction    = "Livetab.noteAction"
 
 	EventPausedChanged = "Livetab.pausedChanged"
 )
@@ -71,6 +73,32 @@ var Enable = cdp.Command[cdp.Empty, cdp.Empty]{Method: CommandEnable}
 type PausedChangedEvent struct {
 	Paused bool `json:"paused"`
 }
+
+// SetClientNameParams are the params of Livetab.setClientName.
+type SetClientNameParams struct {
+	Name string `json:"name"`
+}
+
+// SetClientName names the calling connection for the person: the
+// extension's popup lists the connected programs by name, with the tabs
+// each drives, and lets the person stop one. An endpoint client may give
+// the name in its URL instead (…&client=NAME).
+var SetClientName = cdp.Command[SetClientNameParams, cdp.Empty]{Method: CommandSetClientName}
+
+// NoteActionParams are the params of Livetab.noteAction.
+type NoteActionParams struct {
+	// Action is what the program did, in its own words: a tool's name.
+	Action string `json:"action"`
+	// Decision is the policy's word on it: "allowed", "denied",
+	// "confirmed".
+	Decision string `json:"decision,omitempty"`
+}
+
+// NoteAction shows the person, among the last actions in the extension's
+// popup, what the calling program did beyond its CDP commands: livetab mcp
+// notes each tool call with the policy's decision. Sent on a page session,
+// it is shown on that tab. No other client hears of it.
+var NoteAction = cdp.Command[NoteActionParams, cdp.Empty]{Method: CommandNoteAction}
 
 // GetInfo describes the extension behind the connection.
 var GetInfo = cdp.Command[cdp.Empty, GetInfoResult]{Method: CommandGetInfo}

@@ -21,6 +21,9 @@ const (
 	DecisionAllowed   = "allowed"
 	DecisionDenied    = "denied"
 	DecisionConfirmed = "confirmed" // allowed after the person said yes
+	// DecisionAsking is what OnCall hears of a call that waits for the
+	// person's yes; the audit log writes the call once they answered.
+	DecisionAsking = "asking you"
 )
 
 // The outcomes of an audit entry.
@@ -131,6 +134,18 @@ func (p *Policy) Call(ctx context.Context, tool string, args []byte, f func(ctx 
 		res.Text = p.Budget(res.Text)
 	}
 	p.writeAudit(r, res, err, false)
+	if p.OnCall != nil {
+		r.mu.Lock()
+		d := r.decision
+		switch {
+		case r.pending:
+			d = DecisionAsking
+		case d == "":
+			d = DecisionAllowed
+		}
+		r.mu.Unlock()
+		p.OnCall(tool, d)
+	}
 	return res, err
 }
 

@@ -141,6 +141,11 @@ type Policy struct {
 	// Audit receives one JSON line per tool call (Call) and per action
 	// checked outside one; nil writes nothing.
 	Audit io.Writer
+	// OnCall, when set, hears each tool call of Call with the decision:
+	// DecisionAllowed, DecisionDenied, DecisionConfirmed, or
+	// DecisionAsking while the person is asked. The agent shows them to
+	// the person in the extension's popup.
+	OnCall func(tool, decision string)
 	// Resolver looks up host names for the address check; nil uses the
 	// system's resolver.
 	Resolver Resolver

@@ -75,7 +75,7 @@ func runMCP(ctx context.Context, args []string) error {
 	if *settle == 0 {
 		*settle = -1 // agent.Options says "at once" so
 	}
-	a, err := agent.New(agent.Options{Browser: conn.alloc, Ready: conn.ready, Policy: pol, EmulateViewport: conn.headless, Settle: *settle, Logger: lg})
+	a, err := agent.New(agent.Options{Browser: conn.alloc, Ready: conn.ready, Policy: pol, EmulateViewport: conn.headless, Settle: *settle, Logger: lg, ClientName: "livetab mcp"})
 	if err != nil {
 		return err
 	}
