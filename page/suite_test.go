@@ -1093,7 +1093,11 @@ func testCrossOriginFrame(t *testing.T, s *suite) {
 // Chrome gives the click to the page, on the <iframe>, and without waiting
 // for that Click lost it 2 to 5 times in 30.
 func testCrossOriginFrameOnLoad(t *testing.T, s *suite) {
-	p, ctx := s.open(t, "")
+	p, _ := s.open(t, "")
+	// Twenty loads and clicks, each settling: more than open's 45 s when
+	// the machine is busy (CI runs the browser tests side by side).
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
 	for i := range 20 {
 		if err := p.Navigate(ctx, s.srv.URL+"/fixture.html"); err != nil {
 			t.Fatal(err)
