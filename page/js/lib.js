@@ -1282,9 +1282,40 @@
     return out;
   }
 
+  // viewText is the visible text of the viewport, in document order, a
+  // line per block, at most max characters.
+  function viewText(max) {
+    const vw = window.innerWidth, vh = window.innerHeight;
+    const out = [];
+    let n = 0;
+    /** @type {Element | null} */
+    let lastBlock = null;
+    const walker = document.createTreeWalker(document.body || document.documentElement, NodeFilter.SHOW_TEXT);
+    for (let nd = walker.nextNode(); nd && n < max; nd = walker.nextNode()) {
+      const t = clean(nd.nodeValue);
+      const el = nd.parentElement;
+      if (!t || !el || SKIP.has(el.localName)) continue;
+      const range = document.createRange();
+      range.selectNodeContents(nd);
+      const r = range.getBoundingClientRect();
+      if (r.width < 1 || r.height < 1 || r.bottom <= 0 || r.top >= vh || r.right <= 0 || r.left >= vw) continue;
+      const cs = styleOf(el);
+      if (cs.visibility !== 'visible' || parseFloat(cs.opacity) === 0) continue;
+      let block = el;
+      while (block.parentElement && styleOf(block).display.startsWith('inline')) block = block.parentElement;
+      if (out.length && block !== lastBlock) out.push('\n');
+      else if (out.length) out.push(' ');
+      lastBlock = block;
+      out.push(t);
+      n += t.length + 1;
+    }
+    const s = out.join('');
+    return s.length > max ? s.slice(0, max - 1) + '…' : s;
+  }
+
   const api = {
     snapshot, find, point, focus, value, selectOption, checkState, scroll, scrollTo,
-    rect, check, read, info, frameBox, labelOf, fieldState, watch, quiet, changes, at, storage,
+    rect, check, read, info, frameBox, labelOf, fieldState, watch, quiet, changes, at, storage, viewText,
   };
 
   return {
