@@ -1173,45 +1173,22 @@
     }
   }
 
-  // quiet resolves once the document has not changed for quietMs and the
-  // images added since the watch have loaded, or after maxMs: {quiet,
-  // waited} in ms.
-  function quiet(quietMs, maxMs) {
+  // quietState says how long the document has been unchanged (ms), how
+  // many images added since the watch are loading and how many canvas
+  // encodes are under way. Go polls it: a page's own timers run late, once a
+  // second, in a background tab, and CDP calls do not. start counts the
+  // action's input as a change.
+  function quietState(start) {
     if (!watcher) watch();
     const w = /** @type {Watch} */ (watcher);
-    const t0 = performance.now();
-    // The action's own input counts as a change: wait a whole window after it.
-    w.last = Math.max(w.last, t0);
-    // A busy main thread runs late what the page scheduled (a timer, an
-    // encode): the quiet needed grows with how late our own ticks run.
-    let lag = 0;
-    return new Promise((resolve) => {
-      const tick = () => {
-        const now = performance.now();
-        let imgs = true;
-        for (const i of w.imgs) if (i.isConnected && !i.complete) imgs = false;
-        const need = quietMs + 2 * lag;
-        const ok = now - w.last >= need && imgs && blobs <= 0;
-        if (ok || now - t0 >= maxMs) {
-          resolve({ quiet: ok, waited: Math.round(now - t0), lag: Math.round(lag) });
-          return;
-        }
-        const delay = Math.max(10, Math.min(need - (now - w.last), 50));
-        // A frame each turn: Chromium runs idle tasks (a canvas's toBlob,
-        // requestIdleCallback) after frames, and an idle page draws none.
-        let done = false;
-        const next = () => {
-          if (!done) {
-            done = true;
-            lag = Math.max(lag, performance.now() - now - delay);
-            tick();
-          }
-        };
-        requestAnimationFrame(next);
-        setTimeout(next, delay);
-      };
-      tick();
-    });
+    const now = performance.now();
+    if (start) w.last = Math.max(w.last, now);
+    let imgs = 0;
+    for (const i of w.imgs) if (i.isConnected && !i.complete) imgs++;
+    // Ask for a frame: Chromium runs idle-time work (a canvas's toBlob,
+    // requestIdleCallback) after frames, and an idle page draws none.
+    requestAnimationFrame(() => {});
+    return { since: Math.round(now - w.last), imgs, blobs };
   }
 
   // changes ends the watch and says what it saw, at most max lines.
@@ -1315,7 +1292,7 @@
 
   const api = {
     snapshot, find, point, focus, value, selectOption, checkState, scroll, scrollTo,
-    rect, check, read, info, frameBox, labelOf, fieldState, watch, quiet, changes, at, storage, viewText,
+    rect, check, read, info, frameBox, labelOf, fieldState, watch, quietState, changes, at, storage, viewText,
   };
 
   return {
