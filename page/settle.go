@@ -1,7 +1,6 @@
 package page
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -37,9 +36,10 @@ func (a *action) watch() {
 	a.watching = a.call(a.t.libs.main, "watch", nil) == nil
 }
 
-type quietRes struct {
-	Quiet  bool `json:"quiet"`
-	Waited int  `json:"waited"`
+type quietState struct {
+	Since int `json:"since"` // ms the document has been unchanged
+	Imgs  int `json:"imgs"`  // images added that are loading
+	Blobs int `json:"blobs"` // canvas encodes under way
 }
 
 // quietDown waits, within the settle bound, until the document has been
@@ -59,30 +59,39 @@ func (a *action) quietDown() string {
 		defer t.mu.Unlock()
 		return len(t.inflight)
 	}
-	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			break
-		}
-		var q quietRes
-		if err := a.call(t.libs.main, "quiet", &q, cfg.settleQuiet.Milliseconds(), left.Milliseconds()); err != nil {
-			if a.ctx.Err() != nil {
+	// A busy page answers late and runs late what it scheduled: the quiet
+	// needed grows with the slowest answer.
+	var slowest time.Duration
+	for first := true; ; first = false {
+		t0 := time.Now()
+		var q quietState
+		if err := a.call(t.libs.main, "quietState", &q, first); err != nil {
+			if a.ctx.Err() != nil || a.dialogOpen() {
 				return ""
 			}
 			domQuiet = false
 			break
 		}
-		domQuiet = q.Quiet
-		if inflight() == 0 {
-			if domQuiet {
-				break
-			}
-			continue
+		slowest = max(slowest, time.Since(t0))
+		need := cfg.settleQuiet + 2*max(slowest-10*time.Millisecond, 0)
+		since := time.Duration(q.Since) * time.Millisecond
+		domQuiet = since >= need && q.Imgs == 0 && q.Blobs <= 0
+		if domQuiet && inflight() == 0 {
+			break
 		}
-		wctx, cancel := context.WithDeadline(a.ctx, deadline)
-		_ = t.waitState(wctx, func() bool { return len(t.inflight) == 0 || t.closed })
-		cancel()
-		if a.ctx.Err() != nil {
+		left := time.Until(deadline)
+		if left <= 0 {
+			break
+		}
+		wait := 25 * time.Millisecond
+		if since < need {
+			wait = min(max(need-since, 10*time.Millisecond), 50*time.Millisecond)
+		}
+		timer := time.NewTimer(min(wait, left))
+		select {
+		case <-timer.C:
+		case <-a.ctx.Done():
+			timer.Stop()
 			return ""
 		}
 	}

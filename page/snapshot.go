@@ -114,7 +114,13 @@ type SnapshotOptions struct {
 	// MaxElements caps the listed elements; those nearest the viewport are
 	// kept. 0 means the Page default, a negative value no cap.
 	MaxElements int
+	// Text adds the visible text of the viewport, up to DefaultViewText
+	// characters, so that a model can check a result without a read.
+	Text bool
 }
+
+// DefaultViewText caps the viewport text a snapshot adds on request.
+const DefaultViewText = 2000
 
 // snapState is the last snapshot of a tab, which element indexes refer to.
 type snapState struct {
@@ -318,6 +324,12 @@ func (a *action) snapshot(opts SnapshotOptions) (*Snapshot, error) {
 	t.mu.Unlock()
 	snap.Took = time.Since(start)
 	snap.Text = snap.render()
+	if opts.Text {
+		var vt string
+		if err := a.call(t.libs.main, "viewText", &vt, DefaultViewText); err == nil {
+			snap.Text += "\nVisible text of the viewport:\n" + wrapUntrusted(vt)
+		}
+	}
 	return snap, nil
 }
 

@@ -60,6 +60,7 @@ func (a RefArgs) Ref() Ref { return Ref(a) }
 type SnapshotArgs struct {
 	ViewportOnly bool `json:"viewport_only,omitempty" jsonschema:"List only elements in the viewport (fewer tokens)."`
 	MaxElements  int  `json:"max_elements,omitempty" jsonschema:"Cap on listed elements; those nearest the viewport are kept." schema:"minimum=1"`
+	Text         bool `json:"text,omitempty" jsonschema:"Add the viewport's visible text (up to 2000 characters)."` // DefaultViewText
 }
 
 // FindArgs are the arguments of browser_find.

@@ -102,9 +102,15 @@ func TestMCPSettle(t *testing.T) {
 			if n := app.made.Load(); n != 1 {
 				t.Errorf("the server heard of %d images when the click returned, want 1", n)
 			}
-			snap, _ = c.ok(t, "browser_snapshot", nil)
+			snap, _ = c.ok(t, "browser_snapshot", map[string]any{"text": true})
 			if !strings.Contains(snap, `img "Generated picture"`) {
 				t.Errorf("the snapshot right after the click lacks the image:\n%s", snap)
+			}
+			_, vt, _ := strings.Cut(snap, "Visible text of the viewport:")
+			for _, want := range []string{"Maker: done", "Image ready", "Quota almost used"} {
+				if !strings.Contains(vt, want) {
+					t.Errorf("the viewport text lacks %q:\n%s", want, snap)
+				}
 			}
 			// Nothing happens: a short wait, and it says so.
 			out, _ = c.ok(t, "browser_hover", map[string]any{"index": index(t, snap, `button "Make image"`)})

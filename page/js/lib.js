@@ -1174,45 +1174,22 @@
     }
   }
 
-  // quiet resolves once the document has not changed for quietMs and the
-  // images added since the watch have loaded, or after maxMs: {quiet,
-  // waited} in ms.
-  function quiet(quietMs, maxMs) {
+  // quietState says how long the document has been unchanged (ms), how
+  // many images added since the watch are loading and how many canvas
+  // encodes are under way. Go polls it: a page's own timers run late, once a
+  // second, in a background tab, and CDP calls do not. start counts the
+  // action's input as a change.
+  function quietState(start) {
     if (!watcher) watch();
     const w = /** @type {Watch} */ (watcher);
-    const t0 = performance.now();
-    // The action's own input counts as a change: wait a whole window after it.
-    w.last = Math.max(w.last, t0);
-    // A busy main thread runs late what the page scheduled (a timer, an
-    // encode): the quiet needed grows with how late our own ticks run.
-    let lag = 0;
-    return new Promise((resolve) => {
-      const tick = () => {
-        const now = performance.now();
-        let imgs = true;
-        for (const i of w.imgs) if (i.isConnected && !i.complete) imgs = false;
-        const need = quietMs + 2 * lag;
-        const ok = now - w.last >= need && imgs && blobs <= 0;
-        if (ok || now - t0 >= maxMs) {
-          resolve({ quiet: ok, waited: Math.round(now - t0), lag: Math.round(lag) });
-          return;
-        }
-        const delay = Math.max(10, Math.min(need - (now - w.last), 50));
-        // A frame each turn: Chromium runs idle tasks (a canvas's toBlob,
-        // requestIdleCallback) after frames, and an idle page draws none.
-        let done = false;
-        const next = () => {
-          if (!done) {
-            done = true;
-            lag = Math.max(lag, performance.now() - now - delay);
-            tick();
-          }
-        };
-        requestAnimationFrame(next);
-        setTimeout(next, delay);
-      };
-      tick();
-    });
+    const now = performance.now();
+    if (start) w.last = Math.max(w.last, now);
+    let imgs = 0;
+    for (const i of w.imgs) if (i.isConnected && !i.complete) imgs++;
+    // Ask for a frame: Chromium runs idle-time work (a canvas's toBlob,
+    // requestIdleCallback) after frames, and an idle page draws none.
+    requestAnimationFrame(() => {});
+    return { since: Math.round(now - w.last), imgs, blobs };
   }
 
   // changes ends the watch and says what it saw, at most max lines.
@@ -1283,9 +1260,40 @@
     return out;
   }
 
+  // viewText is the visible text of the viewport, in document order, a
+  // line per block, at most max characters.
+  function viewText(max) {
+    const vw = window.innerWidth, vh = window.innerHeight;
+    const out = [];
+    let n = 0;
+    /** @type {Element | null} */
+    let lastBlock = null;
+    const walker = document.createTreeWalker(document.body || document.documentElement, NodeFilter.SHOW_TEXT);
+    for (let nd = walker.nextNode(); nd && n < max; nd = walker.nextNode()) {
+      const t = clean(nd.nodeValue);
+      const el = nd.parentElement;
+      if (!t || !el || SKIP.has(el.localName)) continue;
+      const range = document.createRange();
+      range.selectNodeContents(nd);
+      const r = range.getBoundingClientRect();
+      if (r.width < 1 || r.height < 1 || r.bottom <= 0 || r.top >= vh || r.right <= 0 || r.left >= vw) continue;
+      const cs = styleOf(el);
+      if (cs.visibility !== 'visible' || parseFloat(cs.opacity) === 0) continue;
+      let block = el;
+      while (block.parentElement && styleOf(block).display.startsWith('inline')) block = block.parentElement;
+      if (out.length && block !== lastBlock) out.push('\n');
+      else if (out.length) out.push(' ');
+      lastBlock = block;
+      out.push(t);
+      n += t.length + 1;
+    }
+    const s = out.join('');
+    return s.length > max ? s.slice(0, max - 1) + '…' : s;
+  }
+
   const api = {
     snapshot, find, point, focus, value, selectOption, checkState, scroll, scrollTo,
-    rect, check, read, info, frameBox, labelOf, fieldState, watch, quiet, changes, at, storage,
+    rect, check, read, info, frameBox, labelOf, fieldState, watch, quietState, changes, at, storage, viewText,
   };
 
   return {
