@@ -514,6 +514,8 @@ type action struct {
 
 	blockSeq      uint64 // the tab's blocked requests before the action
 	blockReported bool   // the action's error already tells of a blocked request
+
+	limit time.Duration // the action's own time limit, or the caller's deadline when sooner
 }
 
 // begin starts an action on the current tab: it serialises actions, refuses
@@ -547,10 +549,12 @@ func (p *Page) begin(ctx context.Context, dialogOK bool) (*action, error) {
 	t.abort = func(err error) { cancel(err) }
 	t.mu.Unlock()
 
+	now := time.Now()
 	dl, ok := ctx.Deadline()
-	if own := time.Now().Add(p.cfg.actionTimeout); !ok || own.Before(dl) {
+	if own := now.Add(p.cfg.actionTimeout); !ok || own.Before(dl) {
 		dl = own
 	}
+	a.limit = dl.Sub(now).Round(time.Millisecond)
 	a.ctx, a.dcancel = context.WithDeadline(actx, dl)
 	a.stop = context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	return a, nil
@@ -584,7 +588,7 @@ func (p *Page) end(a *action, err error) error {
 		if errors.As(err, &ee) {
 			return err
 		}
-		return fmt.Errorf("%w after %v: %v; the page may be busy, try again or take a snapshot", ErrTimeout, p.cfg.actionTimeout, err)
+		return fmt.Errorf("%w after %v: %v; the page may be busy, try again or take a snapshot", ErrTimeout, a.limit, err)
 	case contextGone(err):
 		return fmt.Errorf("%w: %v; take a new snapshot", ErrNavigated, err)
 	}

@@ -39,7 +39,6 @@ func (a *action) watch() {
 type quietState struct {
 	Since int `json:"since"` // ms the document has been unchanged
 	Imgs  int `json:"imgs"`  // images added that are loading
-	Blobs int `json:"blobs"` // canvas encodes under way
 }
 
 // quietDown waits, within the settle bound, until the document has been
@@ -75,7 +74,7 @@ func (a *action) quietDown() string {
 		slowest = max(slowest, time.Since(t0))
 		need := cfg.settleQuiet + 2*max(slowest-10*time.Millisecond, 0)
 		since := time.Duration(q.Since) * time.Millisecond
-		domQuiet = since >= need && q.Imgs == 0 && q.Blobs <= 0
+		domQuiet = since >= need && q.Imgs == 0
 		if domQuiet && inflight() == 0 {
 			break
 		}

@@ -1078,44 +1078,11 @@
     return c ? c : valueOf(el, tag, role);
   }
 
-  // blobs counts the canvas encodes under way. Chromium encodes in idle
-  // time, which an idle page without frames may not get for a second, with
-  // no change to the document meanwhile: a quiet DOM would not mean done.
-  let blobs = 0;
-  let blobsCounted = false;
-  function countBlobs() {
-    if (blobsCounted || typeof HTMLCanvasElement === 'undefined') return;
-    blobsCounted = true;
-    const proto = HTMLCanvasElement.prototype;
-    const orig = proto.toBlob;
-    if (typeof orig !== 'function') return;
-    const wrapped = {
-      toBlob(/** @type {BlobCallback} */ cb, /** @type {any[]} */ ...rest) {
-        if (typeof cb !== 'function') return orig.call(this, cb, ...rest);
-        blobs++;
-        let once = false;
-        const done = () => {
-          if (!once) {
-            once = true;
-            blobs--;
-          }
-        };
-        try {
-          return orig.call(this, (/** @type {Blob | null} */ b) => {
-            done();
-            cb(b);
-          }, ...rest);
-        } catch (e) {
-          done();
-          throw e;
-        }
-      },
-    }.toBlob;
-    Object.defineProperty(proto, 'toBlob', { value: wrapped, writable: true, configurable: true, enumerable: true });
-  }
-
+  // The watch observes and never wraps: a page's own objects (a canvas's
+  // toBlob, fetch) stay native, as a site's bot checks expect in the
+  // person's browser. Frames asked for at each poll let idle-time work
+  // such as an encode run instead.
   function watch() {
-    countBlobs();
     if (watcher) watcher.mo.disconnect();
     const now = performance.now();
     /** @type {Watch} */
@@ -1174,9 +1141,8 @@
     }
   }
 
-  // quietState says how long the document has been unchanged (ms), how
-  // many images added since the watch are loading and how many canvas
-  // encodes are under way. Go polls it: a page's own timers run late, once a
+  // quietState says how long the document has been unchanged (ms) and how
+  // many images added since the watch are loading. Go polls it: a page's own timers run late, once a
   // second, in a background tab, and CDP calls do not. start counts the
   // action's input as a change.
   function quietState(start) {
@@ -1189,7 +1155,7 @@
     // Ask for a frame: Chromium runs idle-time work (a canvas's toBlob,
     // requestIdleCallback) after frames, and an idle page draws none.
     requestAnimationFrame(() => {});
-    return { since: Math.round(now - w.last), imgs, blobs };
+    return { since: Math.round(now - w.last), imgs };
   }
 
   // changes ends the watch and says what it saw, at most max lines.
