@@ -700,8 +700,8 @@ async function navigate(tabId, sessionId, params) {
   }
   const why = navigateRefusal(url, tabUrl);
   if (why) throw new Error(why);
-  return chrome.debugger.sendCommand(
-    sessionId === undefined ? { tabId } : { tabId, sessionId }, 'Page.navigate', params);
+  if (sessionId === undefined) return tabCommand(tabId, 'Page.navigate', params);
+  return chrome.debugger.sendCommand({ tabId, sessionId }, 'Page.navigate', params);
 }
 
 /**
