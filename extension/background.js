@@ -992,7 +992,6 @@ function retryBlocked(tabId) {
   if (url === undefined || retried.has(tabId) || born.has(tabId) || maybe.has(tabId)) return;
   retried.add(tabId);
   blockedLoads.delete(tabId);
-  reattaches.delete(tabId);
   void chrome.tabs.update(tabId, { url }).catch(() => {});
 }
 
