@@ -79,8 +79,17 @@ func (t *tab) noteSetup(method string, params jsonv2.Value) {
 	if key == "" {
 		return
 	}
-	t.setup = append(dropSetup(t.setup, key), setupCmd{key, method, params})
+	t.setup = dropSetup(t.setup, key)
+	if len(t.setup) >= maxSetup {
+		// A client that floods scripts or bindings must not grow the relay
+		// without bound; past this a reattach restores only the first ones.
+		return
+	}
+	t.setup = append(t.setup, setupCmd{key, method, params})
 }
+
+// maxSetup bounds the commands kept per tab for a reattach.
+const maxSetup = 512
 
 func dropSetup(list []setupCmd, key string) []setupCmd {
 	out := list[:0]

@@ -755,8 +755,8 @@ async function navigate(tabId, sessionId, params) {
   }
   const why = navigateRefusal(url, tabUrl);
   if (why) throw new Error(why);
-  return chrome.debugger.sendCommand(
-    sessionId === undefined ? { tabId } : { tabId, sessionId }, 'Page.navigate', params);
+  if (sessionId === undefined) return tabCommand(tabId, 'Page.navigate', params);
+  return chrome.debugger.sendCommand({ tabId, sessionId }, 'Page.navigate', params);
 }
 
 /**
@@ -1077,7 +1077,6 @@ function retryBlocked(tabId) {
   if (url === undefined || retried.has(tabId) || born.has(tabId) || maybe.has(tabId)) return;
   retried.add(tabId);
   blockedLoads.delete(tabId);
-  reattaches.delete(tabId);
   void chrome.tabs.update(tabId, { url }).catch(() => {});
 }
 

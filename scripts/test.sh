@@ -47,7 +47,7 @@ LIVETAB_BENCH_MB=10 go test -count=1 -run '^$' -bench 'Capture100MB|Upload100MB'
 
 # chromedp's own test suite against livetab, in process and through the
 # endpoint: after go test, not beside it (its timing-sensitive tests fail
-# beside the other browser tests on 2 cores). Bounded (90 s a test, 8 min a
+# beside the other browser tests on 2 cores). Bounded (90 s a test, 10 min a
 # backend, 20 min in all); it prints the totals and fails on a change from
 # internal/chromedpsuite/expected-failures.txt.
 echo "== chromedp's test suite through livetab"

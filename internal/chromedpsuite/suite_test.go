@@ -21,7 +21,7 @@ var (
 	flagBackends = flag.String("suite.backends", "inproc,endpoint", "the backends to run chromedp's suite on, comma-separated: inproc (extcdp.NewAllocator), endpoint (the CDP endpoint of livetab serve, with chromedp's remote.NewAllocator)")
 	flagRun      = flag.String("suite.run", "", "run only chromedp's tests that match this -test.run pattern; the expected list is then checked only for the tests that ran")
 	flagTimeout  = flag.Duration("suite.testtimeout", 90*time.Second, "stop a test of chromedp's suite that runs longer than this, and count it as failed")
-	flagBudget   = flag.Duration("suite.budget", 8*time.Minute, "the longest one backend may take; what has not finished by then fails")
+	flagBudget   = flag.Duration("suite.budget", 10*time.Minute, "the longest one backend may take; what has not finished by then fails")
 	flagParallel = flag.Int("suite.parallel", 6, "chromedp's -test.parallel")
 	flagSerial   = flag.Bool("suite.serial", false, "run the backends one after the other, not at the same time (each has its own browser; at once is about twice as fast, the tests mostly wait)")
 )
