@@ -147,16 +147,23 @@ func (p *Page) Click(ctx context.Context, ref Ref, opts ClickOptions) error {
 	return err
 }
 
-func (a *action) click(ref Ref, o ClickOptions) (string, error) {
-	btn := input.MouseButtonLeft
-	switch strings.ToLower(o.Button) {
+// mouseButton reads ClickOptions.Button.
+func mouseButton(name string) (input.MouseButton, error) {
+	switch strings.ToLower(name) {
 	case "", "left":
+		return input.MouseButtonLeft, nil
 	case "right":
-		btn = input.MouseButtonRight
+		return input.MouseButtonRight, nil
 	case "middle":
-		btn = input.MouseButtonMiddle
-	default:
-		return "", fmt.Errorf("%w: unknown mouse button %q; use left, right or middle", ErrUnsupported, o.Button)
+		return input.MouseButtonMiddle, nil
+	}
+	return "", fmt.Errorf("%w: unknown mouse button %q; use left, right or middle", ErrUnsupported, name)
+}
+
+func (a *action) click(ref Ref, o ClickOptions) (string, error) {
+	btn, err := mouseButton(o.Button)
+	if err != nil {
+		return "", err
 	}
 	mods, err := modifierMask(o.Modifiers)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -18,15 +17,9 @@ import (
 // clickAt clicks viewport point x, y (CSS pixels) with trusted mouse events,
 // for a model that sees a screenshot.
 func (a *action) clickAt(x, y float64, o ClickOptions) (string, error) {
-	btn := input.MouseButtonLeft
-	switch strings.ToLower(o.Button) {
-	case "", "left":
-	case "right":
-		btn = input.MouseButtonRight
-	case "middle":
-		btn = input.MouseButtonMiddle
-	default:
-		return "", fmt.Errorf("%w: unknown mouse button %q; use left, right or middle", ErrUnsupported, o.Button)
+	btn, err := mouseButton(o.Button)
+	if err != nil {
+		return "", err
 	}
 	var vp struct {
 		VW float64 `json:"vw"`
