@@ -356,6 +356,8 @@ func (o Options) serve(ctx context.Context) (*found, Step) {
 			reason = fmt.Sprintf("the serve at %s refused the token of %s (it belongs to another serve: restart `livetab serve`)", e.HTTP, path)
 		case errors.Is(err, ErrNotRunning):
 			reason = fmt.Sprintf("the endpoint file %s names %s, where nothing answers (serve pid %d is gone)", path, e.HTTP, e.PID)
+		case errors.Is(err, ErrNotServe):
+			reason = fmt.Sprintf("the endpoint file %s names %s, where a program that is not the serve answers (serve pid %d is gone?); its token was not sent", path, e.HTTP, e.PID)
 		}
 		return nil, Step{Reason: reason, Err: err}
 	}

@@ -55,7 +55,12 @@ func freeAddr(t *testing.T) string {
 // a real one).
 func fakeServe(t *testing.T, path string) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/livetab/proof" {
+			fmt.Fprintf(w, `{"proof":%q}`, bridge.EndpointProof("tok", srv.Listener.Addr().(*net.TCPAddr).Port, r.URL.Query().Get("nonce")))
+			return
+		}
 		if r.URL.Path != "/livetab/status" || r.Header.Get("Authorization") != "Bearer tok" {
 			http.Error(w, "no", http.StatusUnauthorized)
 			return

@@ -2,6 +2,9 @@ package livetab
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -10,9 +13,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+
+	"github.com/livetab/livetab/bridge"
 )
 
 // EndpointEnv names the environment variable that overrides where the
@@ -57,6 +63,12 @@ func (e Endpoint) Token() string {
 func (e Endpoint) BridgeURL() string {
 	return "ws://" + strings.TrimPrefix(e.HTTP, "http://") + "/extension"
 }
+
+// ErrNotServe means the program on the endpoint file's port could not prove
+// that it holds the file's token: not a livetab serve, most likely another
+// program that took the port of a serve that is gone. The token was not
+// sent to it.
+var ErrNotServe = errors.New("the program at the endpoint file's address could not prove it is your livetab serve (another program may hold the port of a serve that is gone); its token was not sent: restart `livetab serve`, or stop the program that holds its port")
 
 // EndpointFile returns where the endpoint file is: $LIVETAB_ENDPOINT when
 // set, else livetab/endpoint.json in the user's config directory
@@ -129,6 +141,9 @@ func WriteEndpoint(path string, e Endpoint) error {
 // token) and returns the raw JSON. A serve that does not answer is
 // [ErrNotRunning], a refused token [ErrTokenRefused].
 func Probe(ctx context.Context, e Endpoint) ([]byte, error) {
+	if err := proveServe(ctx, e); err != nil {
+		return nil, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.HTTP+"/livetab/status", nil)
 	if err != nil {
 		return nil, fmt.Errorf("livetab: the endpoint file holds a bad address %q (delete it and restart `livetab serve`): %w", e.HTTP, err)
@@ -151,4 +166,49 @@ func Probe(ctx context.Context, e Endpoint) ([]byte, error) {
 		return nil, fmt.Errorf("livetab: %s/livetab/status answered %s: %s (is this a livetab serve? restart it)", e.HTTP, resp.Status, strings.TrimSpace(string(body)))
 	}
 	return body, nil
+}
+
+// proveServe has the program at e.HTTP prove that it holds e's token
+// before anything sends it: the token is the same for every serve of one
+// pairing, and a serve that died leaves its file naming a port any local
+// program may take (bridge.EndpointProof). A program that cannot is
+// [ErrNotServe], one that proves another token [ErrTokenRefused], one
+// that does not answer [ErrNotRunning].
+func proveServe(ctx context.Context, e Endpoint) error {
+	u, err := url.Parse(e.HTTP)
+	if err != nil || u.Port() == "" {
+		return fmt.Errorf("livetab: the endpoint file holds a bad address %q (delete it and restart `livetab serve`)", e.HTTP)
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		return fmt.Errorf("livetab: the endpoint file holds a bad address %q (delete it and restart `livetab serve`): %w", e.HTTP, err)
+	}
+	var n [32]byte
+	rand.Read(n[:])
+	nonce := hex.EncodeToString(n[:])
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.HTTP+"/livetab/proof?nonce="+nonce, nil)
+	if err != nil {
+		return fmt.Errorf("livetab: the endpoint file holds a bad address %q (delete it and restart `livetab serve`): %w", e.HTTP, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("livetab: nothing answers at %s (serve pid %d is gone?): %w: %w", e.HTTP, e.PID, ErrNotRunning, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	if err != nil {
+		return fmt.Errorf("livetab: reading the proof of %s: %w", e.HTTP, err)
+	}
+	var p struct {
+		Proof string `json:"proof"`
+	}
+	if resp.StatusCode != http.StatusOK || jsonv2.Unmarshal(body, &p) != nil || len(p.Proof) != 64 {
+		return fmt.Errorf("livetab: %s (serve pid %d in the endpoint file): %w", e.HTTP, e.PID, ErrNotServe)
+	}
+	if !hmac.Equal([]byte(p.Proof), []byte(bridge.EndpointProof(e.Token(), port, nonce))) {
+		// A serve of another pairing, or a program that only looks like
+		// one: either way the file's token stays here.
+		return fmt.Errorf("livetab: %s proved another token than the endpoint file's (its token was not sent): %w", e.HTTP, ErrTokenRefused)
+	}
+	return nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -194,18 +196,44 @@ func (r *Relay) downloadDest(dl *download) string {
 	return ""
 }
 
-// moveFile moves src to dst, by a copy when they are on different file
-// systems.
-func moveFile(src, dst string) error {
-	if err := os.Rename(src, dst); err == nil {
-		return nil
+// moveFile moves src to dst, or, when dst exists, to "name (N).ext" beside
+// it as Chrome names a download whose name is taken, and returns the path
+// it used. It never replaces a file: the name comes from the page (its
+// Content-Disposition, its <a download>), and a hostile page must not
+// overwrite what the program downloaded or keeps there.
+func moveFile(src, dst string) (string, error) {
+	ext := filepath.Ext(dst)
+	stem := strings.TrimSuffix(dst, ext)
+	for i := 0; i < 100; i++ {
+		to := dst
+		if i > 0 {
+			to = fmt.Sprintf("%s (%d)%s", stem, i, ext)
+		}
+		err := moveNew(src, to)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return to, err
+	}
+	return "", fmt.Errorf("%s and 99 more of its name exist: %w", dst, fs.ErrExist)
+}
+
+// moveNew moves src to dst, which must not exist: a hard link (which fails
+// on an existing dst in one step), else a copy into a file created new.
+func moveNew(src, dst string) error {
+	err := os.Link(src, dst)
+	if err == nil {
+		return os.Remove(src)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return err
 	}
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
@@ -332,14 +360,14 @@ func (r *Relay) finishDownload(dl *download) {
 	// Off the relay's lock: a copy across file systems takes a while.
 	src := dl.info.Filename
 	go func() {
-		err := moveFile(src, dest)
+		to, err := moveFile(src, dest)
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if err != nil {
 			// The file stays where Chrome put it, and the event says where.
 			r.log.Warn("moving a finished download to the directory the client asked for", "from", src, "to", dest, "err", err)
 		} else {
-			p["filePath"] = dest
+			p["filePath"] = to
 		}
 		r.broadcastDownload(dl, cdproto.EventBrowserDownloadProgress, p)
 	}()

@@ -130,6 +130,10 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "livetab: requests from web pages are not allowed", http.StatusForbidden)
 		return
 	}
+	if strings.TrimSuffix(req.URL.Path, "/") == "/livetab/proof" {
+		e.proof(w, req)
+		return
+	}
 	if !e.authorized(req) {
 		e.opts.Logger.Warn("refused a CDP request: missing or wrong token", "path", req.URL.Path)
 		http.Error(w, "livetab: missing or wrong token; use the URL printed by `livetab endpoint` (it carries ?token=)", http.StatusUnauthorized)
@@ -176,6 +180,21 @@ func (e *endpoint) version(w http.ResponseWriter, req *http.Request) {
 		"WebKit-Version":       "",
 		"webSocketDebuggerUrl": e.r.BrowserURL(localHost(req), e.opts.Token),
 	})
+}
+
+// proof answers GET /livetab/proof?nonce=N, the one request that needs no
+// token: it proves that this serve holds the token before a client sends
+// it (bridge.EndpointProof, livetab.Probe). N is the client's fresh nonce;
+// the port is the one the request came in on, never the Host header.
+func (e *endpoint) proof(w http.ResponseWriter, req *http.Request) {
+	nonce := req.URL.Query().Get("nonce")
+	la, _ := req.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	ta, _ := la.(*net.TCPAddr)
+	if len(nonce) != 64 || strings.Trim(nonce, "0123456789abcdef") != "" || ta == nil {
+		http.Error(w, "livetab: /livetab/proof needs nonce=64 lowercase hex digits", http.StatusBadRequest)
+		return
+	}
+	writeJSON(w, map[string]string{"proof": bridge.EndpointProof(e.opts.Token, ta.Port, nonce)})
 }
 
 // localHost is the address the request came in on: a client that named

@@ -112,12 +112,32 @@ func (c *Client) note(tabID int64, what, decision string) {
 		}
 	}
 	if len(a.actions) == wire.MaxActions {
-		copy(a.actions, a.actions[1:])
-		a.actions = a.actions[:wire.MaxActions-1]
+		a.actions = evictOne(a.actions)
 	}
 	a.actions = append(a.actions, wire.Action{Client: c.id, Name: c.nameNow(), TabID: tabID, What: what, Decision: decision, Count: 1, At: now})
 	a.mu.Unlock()
 	r.touchActivity()
+}
+
+// evictOne drops the oldest action of the client with the most actions in
+// full: a client that floods the list (any client may note anything)
+// pushes out its own past, never another's, so the person still sees what
+// the quiet ones did.
+func evictOne(actions []wire.Action) []wire.Action {
+	n := map[string]int{}
+	most := ""
+	for _, x := range actions {
+		n[x.Client]++
+		if n[x.Client] > n[most] {
+			most = x.Client
+		}
+	}
+	for i, x := range actions {
+		if x.Client == most {
+			return append(actions[:i], actions[i+1:]...)
+		}
+	}
+	return actions[1:]
 }
 
 // nameNow is c's name.

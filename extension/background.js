@@ -690,6 +690,9 @@ function request(sock, f) {
   } else if (typeof f.tabId !== 'number') {
     send(sock, errorText(id, { code: SERVER_ERROR, message: `livetab: CDP command ${method} needs a tabId` }));
     return;
+  } else if (atOwnPage.has(f.tabId)) {
+    send(sock, errorText(id, { code: SERVER_ERROR, message: `livetab: tab ${f.tabId} went to a page of the livetab extension itself, which no program may drive; open a tab of your own` }));
+    return;
   } else if (method === 'Page.navigate') {
     p = navigate(f.tabId, f.sessionId, f.params);
   } else if (f.sessionId === undefined) {
@@ -803,6 +806,7 @@ async function targetOf(tabId, waitMs) {
 const ops = {
   async 'ext.attach'(params) {
     const tabId = tabIdOf(params, 'ext.attach');
+    if (atOwnPage.has(tabId)) throw new Error(`tab ${tabId} shows a page of the livetab extension itself, which no program may drive`);
     const before = pauses;
     try {
       await chrome.debugger.attach({ tabId }, '1.3');
@@ -1079,6 +1083,38 @@ function retryBlocked(tabId) {
   blockedLoads.delete(tabId);
   void chrome.tabs.update(tabId, { url }).catch(() => {});
 }
+
+// A Page.navigate through chrome.debugger is one the extension starts, and
+// about:blank takes the origin of who starts it: a client's about:blank
+// (and the relay's stand-in for a data: URL) is of the extension's origin,
+// so its script may send the tab on to one of the extension's own pages,
+// where chrome.debugger is, and Chrome keeps the debugger attached there.
+// No program drives such a page: the extension lets go of the tab before
+// the page commits, and refuses its commands until the tab goes elsewhere.
+// (Frames and windows of the extension's pages are kept out by the
+// manifest: frame-ancestors 'none', and a cross-origin opener policy.)
+const OWN_PAGES = chrome.runtime.getURL('');
+/** Tabs at, or on their way to, a page of the extension. @type {Set<number>} */
+const atOwnPage = new Set();
+
+/**
+ * @param {{tabId: number, frameId: number, url: string}} d
+ * @param {boolean} committed
+ */
+function ownPageNavigation(d, committed) {
+  if (d.frameId !== 0) return;
+  if (!d.url.startsWith(OWN_PAGES)) {
+    if (committed) atOwnPage.delete(d.tabId);
+    return;
+  }
+  atOwnPage.add(d.tabId);
+  if (ours.has(d.tabId)) {
+    void chrome.debugger.detach({ tabId: d.tabId }).catch(() => {});
+    lost(d.tabId, 'extension_page');
+  }
+}
+chrome.webNavigation.onBeforeNavigate.addListener((d) => ownPageNavigation(d, false));
+chrome.webNavigation.onCommitted.addListener((d) => ownPageNavigation(d, true));
 
 chrome.webNavigation.onErrorOccurred.addListener((d) => {
   if (d.frameId !== 0 || !owners.size || !/ERR_BLOCKED_BY_CLIENT/.test(d.error) || retried.has(d.tabId)) return;

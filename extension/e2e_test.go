@@ -326,6 +326,14 @@ func dialCDP(t *testing.T, url string) *cdpClient {
 
 func (c *cdpClient) call(t *testing.T, sessionID, method string, params, out any) {
 	t.Helper()
+	if msg := c.tryCall(t, sessionID, method, params, out); msg != "" {
+		t.Fatalf("%s: %s", method, msg)
+	}
+}
+
+// tryCall is call, returning Chrome's error message instead of failing.
+func (c *cdpClient) tryCall(t *testing.T, sessionID, method string, params, out any) string {
+	t.Helper()
 	c.id++
 	msg := map[string]any{"id": c.id, "method": method, "params": params}
 	if params == nil {
@@ -362,14 +370,14 @@ func (c *cdpClient) call(t *testing.T, sessionID, method string, params, out any
 			continue
 		}
 		if r.Error != nil {
-			t.Fatalf("%s: %s", method, r.Error.Message)
+			return r.Error.Message
 		}
 		if out != nil {
 			if err := jsonv2.Unmarshal(r.Result, out); err != nil {
 				t.Fatal(err)
 			}
 		}
-		return
+		return ""
 	}
 }
 
@@ -600,7 +608,9 @@ func openPopup(t *testing.T, cdp *cdpClient) (targetID, sessionID string) {
 	cdp.call(t, "", "Target.attachToTarget", map[string]any{"targetId": created.TargetID, "flatten": true}, &attached)
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		var r evalResult
-		cdp.call(t, attached.SessionID, "Runtime.evaluate", map[string]any{
+		// The popup's cross-origin opener policy moves it to a process of
+		// its own: until it commits there, no context answers.
+		cdp.tryCall(t, attached.SessionID, "Runtime.evaluate", map[string]any{
 			"expression": `location.pathname === '/popup.html' && document.readyState === 'complete'`, "returnByValue": true,
 		}, &r)
 		if string(r.Result.Value) == "true" {

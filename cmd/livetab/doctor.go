@@ -86,7 +86,7 @@ func runDoctor(ctx context.Context, args []string) error {
 	switch {
 	case errors.Is(err, livetab.ErrTokenRefused):
 		r.ok("serve", fmt.Sprintf("running at %s (pid %d)", ep.HTTP, ep.PID))
-		r.fail("token", "the serve refused the token of "+epPath+" (401)",
+		r.fail("token", "the serve holds another token than "+epPath+" (it proved it before the file's token was sent)",
 			"run `livetab pair` and paste the token into the extension's popup, then restart `livetab serve` so that it writes the endpoint file again")
 		r.skip("extension", "needs the token")
 		return r.done()

@@ -85,7 +85,7 @@ func TestDoctorWrongToken(t *testing.T) {
 	if err := livetab.WriteEndpoint(h.endpointFile(), wrong); err != nil {
 		t.Fatal(err)
 	}
-	doctor(t, h, false, "ok    serve", "FAIL  token", "401", "run `livetab pair` and paste the token")
+	doctor(t, h, false, "ok    serve", "FAIL  token", "holds another token", "run `livetab pair` and paste the token")
 }
 
 func TestDoctorPortTaken(t *testing.T) {
