@@ -55,9 +55,11 @@ export const livetab = {
       const since = Date.now();
       await s.call('browser_navigate', { url });
       const snap = await s.call('browser_snapshot');
-      let out = await s.call('browser_click', { index: at(snap, /button "Generate chart"/) });
-      if (!/\[\d+\][^\n]*Sales chart/.test(out)) out = await s.call('browser_find', { role: 'img' });
-      await s.call('browser_capture', { index: at(out, /Sales chart/) });
+      const out = await s.call('browser_click', { index: at(snap, /button "Generate chart"/) });
+      // The click's changes give a blob: image's URL; else find its index.
+      const blob = out.match(/img "Sales chart" \(blob: image\) src=(blob:\S+)/);
+      if (blob) await s.call('browser_capture', { url: blob[1] });
+      else await s.call('browser_capture', { index: at(await s.call('browser_find', { role: 'img' }), /Sales chart/) });
       return newFile(dir, since);
     },
     '/shadow': async (s, url) => {

@@ -88,7 +88,8 @@ func TestMCPSettle(t *testing.T) {
 			out, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, snap, `button "Make image"`)})
 			for _, want := range []string{
 				"settled in", "network idle", "DOM quiet",
-				`+ img "Generated picture" (blob: image)`,
+				// The blob's URL, for browser_capture to take at once.
+				`+ img "Generated picture" (blob: image) src=blob:` + app.URL + "/",
 				`- button "Old button"`,
 				`~ textbox "Total" = "2"`,
 				`! status "Image ready"`,
