@@ -9,9 +9,10 @@
 // [--chromium PATH] [--only livetab,playwright,devtools] [--verbose])
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { mkdtempSync, writeFileSync, readFileSync, readdirSync, statSync, rmSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { tmpdir } from 'node:os';
+import { tmpdir, cpus } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -164,6 +165,11 @@ site.close();
 
 const names = { livetab: 'livetab', playwright: '@playwright/mcp 0.0.83', devtools: 'chrome-devtools-mcp 1.11.0' };
 const keys = opt.only.split(',');
+let chromium = opt.chromium;
+try {
+  chromium = execFileSync(opt.chromium, ['--version'], { encoding: 'utf8' }).trim();
+} catch {}
+console.log(`${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model.trim()}, ${chromium}, headless, Node ${process.version}\n`);
 console.log(`| task | ${keys.map((k) => names[k]).join(' | ')} |`);
 console.log(`|---|${keys.map(() => '---').join('|')}|`);
 for (const task of tasks) {
