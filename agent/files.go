@@ -154,7 +154,7 @@ func (s *Server) uploadTool(ctx context.Context, a uploadArgs, out *toolOut) (pa
 		return page.Result{}, err
 	}
 	var res *upload.Result
-	_, err = pg.Do(ctx, page.Action{Kind: page.KindUpload, Op: "upload", Ref: ref, Files: paths},
+	settled, err := pg.Do(ctx, page.Action{Kind: page.KindUpload, Op: "upload", Ref: ref, Files: paths},
 		func(tctx context.Context, el runtime.RemoteObjectID) (string, error) {
 			var err error
 			var uopts []upload.Option
@@ -174,7 +174,10 @@ func (s *Server) uploadTool(ctx context.Context, a uploadArgs, out *toolOut) (pa
 		list = append(list, uploadedFile{Name: f.Name, MIME: f.MIME, Size: f.Size, SHA256: f.SHA256})
 	}
 	out.structured = uploadOutput{Mode: res.Mode.String(), Files: list}
-	return page.Result{Text: fmt.Sprintf("uploaded %d file(s) (%s):%s\nTake a snapshot to see what the page made of them.", len(res.Files), res.Mode, b.String())}, nil
+	if settled == "" { // settling is off
+		settled = "Take a snapshot to see what the page made of them."
+	}
+	return page.Result{Text: fmt.Sprintf("uploaded %d file(s) (%s):%s\n%s", len(res.Files), res.Mode, b.String(), settled)}, nil
 }
 
 // uploadPaths takes relative paths in the upload directory (else the

@@ -15,7 +15,9 @@ import (
 // model, with what else happened on the way (a navigation, a dialog the
 // policy handled).
 func (p *Page) run(ctx context.Context, dialogOK bool, act Action, f func(a *action) (string, error)) (string, error) {
-	return p.runWith(ctx, dialogOK, act, act.Kind == KindAct || act.Kind == KindNavigate, f)
+	// An upload settles too: what the page makes of the files (a preview,
+	// a request, a status line) is what the agent wants to check.
+	return p.runWith(ctx, dialogOK, act, act.Kind == KindAct || act.Kind == KindNavigate || act.Kind == KindUpload, f)
 }
 
 // runWith is run, with or without settling after f and reporting what
@@ -38,7 +40,7 @@ func (p *Page) runWith(ctx context.Context, dialogOK bool, act Action, settle bo
 		return "", p.end(a, err)
 	}
 	mark := a.t.markPopups()
-	if settle && act.Kind == KindAct {
+	if settle && (act.Kind == KindAct || act.Kind == KindUpload) {
 		a.watch()
 	}
 	a.t.mu.Lock()

@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -85,7 +88,8 @@ func TestMCPSettle(t *testing.T) {
 			out, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, snap, `button "Make image"`)})
 			for _, want := range []string{
 				"settled in", "network idle", "DOM quiet",
-				`+ img "Generated picture" (blob: image)`,
+				// The blob's URL, for browser_capture to take at once.
+				`+ img "Generated picture" (blob: image) src=blob:` + app.URL + "/",
 				`- button "Old button"`,
 				`~ textbox "Total" = "2"`,
 				`! status "Image ready"`,
@@ -116,6 +120,64 @@ func TestMCPSettle(t *testing.T) {
 			out, _ = c.ok(t, "browser_hover", map[string]any{"index": index(t, snap, `button "Make image"`)})
 			if !strings.Contains(out, "nothing on the page changed") {
 				t.Errorf("hover: %s", out)
+			}
+		})
+	}
+}
+
+// receiverPage sends a chosen file to the server and says so in a status
+// line once the server answered.
+const receiverPage = `<!doctype html><html><head><meta charset="utf-8"><title>Receiver</title></head><body>
+<label>Report <input id="f" type="file"></label><p role="status" id="st">No file yet</p>
+<script>
+f.onchange = async () => {
+  const r = await fetch('/receive', {method: 'POST', body: f.files[0]});
+  st.textContent = 'Received ' + f.files[0].name + ': ' + (await r.text()) + ' bytes';
+};
+</script></body></html>`
+
+// An upload settles like a click: its result says what the page made of
+// the file (here the status line written once the server answered), so
+// the agent needs no snapshot to check it.
+func TestMCPUploadSettles(t *testing.T) {
+	s := needShared(t)
+	for _, backend := range []struct {
+		name string
+		args []string
+	}{
+		{"serve", nil},
+		{"launch", []string{"--launch=headless"}},
+	} {
+		t.Run(backend.name, func(t *testing.T) {
+			var got atomic.Int32
+			mux := http.NewServeMux()
+			mux.HandleFunc("/receiver", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, receiverPage) })
+			mux.HandleFunc("POST /receive", func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				got.Store(int32(len(b)))
+				fmt.Fprint(w, len(b))
+			})
+			app := httptest.NewServer(mux)
+			t.Cleanup(app.Close)
+			h := s.home
+			if backend.args != nil {
+				h = newHome(t)
+			}
+			up := t.TempDir()
+			if err := os.WriteFile(filepath.Join(up, "report.txt"), []byte("twelve bytes"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c := startMCP(t, h, nil, append(backend.args, "--allow-domain", "127.0.0.1", "--upload-dir", up)...)
+			c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/receiver"})
+			snap, _ := c.ok(t, "browser_snapshot", nil)
+			out, _ := c.ok(t, "browser_upload", map[string]any{"index": index(t, snap, `"Report"`), "files": []string{"report.txt"}})
+			for _, want := range []string{"report.txt (text/plain", "settled in", `! status "Received report.txt: 12 bytes"`} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the upload's result lacks %q:\n%s", want, out)
+				}
+			}
+			if n := got.Load(); n != 12 {
+				t.Errorf("the server had %d bytes when the upload returned, want 12", n)
 			}
 		})
 	}

@@ -1169,7 +1169,11 @@
       // A live region added says its text below, once.
       if (!e.isConnected || e.matches(REGION)) continue;
       const v = e.localName === 'img' || !isVisible(e) ? '' : cut(fieldValue(e), 60);
-      out.push('+ ' + safeLabel(e) + (e.localName === 'img' && /** @type {HTMLImageElement} */ (e).currentSrc.startsWith('blob:') ? ' (blob: image)' : '') + (v ? ' = "' + v + '"' : '') + (isVisible(e) ? '' : ' (hidden)'));
+      // A blob: image says its URL: browser_capture takes it at once, with
+      // no snapshot to learn the image's index.
+      const src = e.localName === 'img' ? /** @type {HTMLImageElement} */ (e).currentSrc : '';
+      const blob = src.startsWith('blob:') ? ' (blob: image) src=' + cut(src, 200) : '';
+      out.push('+ ' + safeLabel(e) + blob + (v ? ' = "' + v + '"' : '') + (isVisible(e) ? '' : ' (hidden)'));
     }
     for (const [e, l] of w.removed) {
       if (!e.isConnected) out.push('- ' + l);
