@@ -32,7 +32,7 @@ func (s *Server) pushPolicy() {
 			exact = append(exact, d)
 		}
 	}
-	err := s.setExtensionPolicy(livetabcdp.SetPolicyParams{SharedOnly: true, Domains: domains, BlockPrivate: !s.pol.AllowPrivateNetworks, PrivateAllowed: exact})
+	err := s.setExtensionPolicy(livetabcdp.SetPolicyParams{SharedOnly: true, Domains: domains, BlockPrivate: !s.pol.AllowPrivateNetworks, PrivateAllowed: exact, GuardsLoads: true})
 	switch {
 	case err == nil:
 		s.lg.Info("the browser side enforces the policy too", "sharedOnly", true, "domains", domains, "blockPrivate", !s.pol.AllowPrivateNetworks)

@@ -3,6 +3,7 @@ package extcdp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/chromedp/cdproto"
@@ -29,6 +30,8 @@ type clientPolicy struct {
 	sharedOnly bool
 	domains    []string
 	params     wire.PolicyParams // as the extension gets it
+	tabs       []int64           // the tabs it drives, as the extension last heard
+	guards     bool              // it guards its tabs' loads itself (GuardsLoads)
 }
 
 // setPolicy answers Livetab.setPolicy.
@@ -49,12 +52,17 @@ func (c *Client) setPolicy(ctx context.Context, m *cdproto.Message, sid target.S
 	}
 	p.Owner = c.pol.owner
 	c.pol.set = p.SharedOnly || len(p.Domains) > 0 || p.BlockPrivate
-	c.pol.sharedOnly, c.pol.domains, c.pol.params = p.SharedOnly, p.Domains, p
+	c.pol.sharedOnly, c.pol.domains, c.pol.params, c.pol.guards = p.SharedOnly, p.Domains, p, sp.GuardsLoads
 	if !c.pol.set {
 		p = wire.PolicyParams{Owner: p.Owner, Domains: []string{}}
 	}
 	for _, t := range r.tabs {
 		r.enforcePolicies(t)
+	}
+	c.pol.tabs = nil
+	if c.pol.set && !c.pol.guards && len(c.pol.domains) > 0 {
+		c.pol.tabs = r.drivenTabs(c)
+		p.Tabs = c.pol.tabs
 	}
 	r.mu.Unlock()
 	if _, err := r.b.Call(ctx, wire.SetPolicy, 0, p); err != nil {
@@ -86,9 +94,47 @@ func (r *Relay) pushPolicies() {
 		if !c.pol.set {
 			continue
 		}
-		params, _ := jsonv2.Marshal(c.pol.params, wire.Options)
+		p := c.pol.params
+		p.Tabs = c.pol.tabs
+		params, _ := jsonv2.Marshal(p, wire.Options)
 		r.b.GoNow(&wire.Frame{Method: wire.SetPolicy, Params: params}, func(*wire.Frame, error) {})
 	}
+}
+
+// drivenTabs lists the tabs c has a session on, itself or on a frame of
+// it, in order. Call with r.mu held.
+func (r *Relay) drivenTabs(c *Client) []int64 {
+	seen := map[int64]bool{}
+	for _, s := range r.sessions {
+		if s.client == c && s.tab != nil {
+			seen[s.tab.id] = true
+		}
+	}
+	ids := make([]int64, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// syncDrivenTabs tells the extension, when they changed, the tabs c drives
+// under a domain list: the extension holds their page-started loads to it
+// (a script's location change would otherwise show c the page there before
+// the tab's new URL reaches the relay). Call with r.mu held.
+func (r *Relay) syncDrivenTabs(c *Client) {
+	if !c.pol.set || c.pol.guards || len(c.pol.domains) == 0 {
+		return
+	}
+	ids := r.drivenTabs(c)
+	if slices.Equal(ids, c.pol.tabs) {
+		return
+	}
+	c.pol.tabs = ids
+	p := c.pol.params
+	p.Tabs = ids
+	params, _ := jsonv2.Marshal(p, wire.Options)
+	r.b.GoNow(&wire.Frame{Method: wire.SetPolicy, Params: params}, func(*wire.Frame, error) {})
 }
 
 // refusal says why c's policy keeps it off t, or "" when it does not.

@@ -13,7 +13,7 @@ import {
 import { answerChallenge, newNonce } from './lib/pairing.js';
 import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
 import { parsePolicy, policyOwner } from './lib/policy.js';
-import { FIRST_RULE_ID, popupRules } from './lib/popups.js';
+import { FIRST_RULE_ID, drivenRules, popupRules } from './lib/popups.js';
 import { navigateRefusal, needsTabUrl } from './lib/unsafe.js';
 import { readActivity } from './lib/activity.js';
 
@@ -164,6 +164,11 @@ function refreshRules() {
         const more = popupRules(pol, /** @type {number[]} */ (excluded), id);
         id += more.length;
         rules = rules.concat(more);
+        const mine = new Set(pol.tabs ?? []);
+        const others = tabs.map((t) => t.id).filter((x) => x !== undefined && !mine.has(x));
+        const held = drivenRules(pol, /** @type {number[]} */ (others), id);
+        id += held.length;
+        rules = rules.concat(held);
       }
     }
     if (!old.length && !rules.length) return;
@@ -1118,6 +1123,8 @@ chrome.webNavigation.onCommitted.addListener((d) => ownPageNavigation(d, true));
 
 chrome.webNavigation.onErrorOccurred.addListener((d) => {
   if (d.frameId !== 0 || !owners.size || !/ERR_BLOCKED_BY_CLIENT/.test(d.error) || retried.has(d.tabId)) return;
+  // A tab an owner drives was held on purpose (drivenRules): never loaded again.
+  if ([...owners.values()].some((p) => p.tabs?.includes(d.tabId))) return;
   // Only a new tab's first loads: the rules leave every older tab alone.
   if (Date.now() - (createdAt.get(d.tabId) ?? 0) > NEW_TAB_MS) return;
   blockedLoads.set(d.tabId, d.url);

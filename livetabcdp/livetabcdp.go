@@ -174,6 +174,14 @@ type SetPolicyParams struct {
 	// in PrivateAllowed; no name is resolved.
 	BlockPrivate   bool     `json:"blockPrivate,omitzero"`
 	PrivateAllowed []string `json:"privateAllowed,omitzero"`
+	// GuardsLoads says the client holds its tabs' document loads to
+	// Domains itself, before they start (Fetch, as page's guard does), and
+	// wants a refused load aborted so that its tab stays. Without it the
+	// extension blocks a page-started load of a tab the client drives
+	// outside Domains: the tab shows Chrome's error page, which ends the
+	// client's session there, and no script's location change ever shows
+	// the client a page outside its domains.
+	GuardsLoads bool `json:"guardsLoads,omitzero"`
 }
 
 // SetPolicy sets the calling client's own policy, until it disconnects.

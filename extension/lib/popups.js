@@ -78,14 +78,40 @@ const PRIVATE_HOSTS = [
  * @returns {Rule[]}
  */
 export function popupRules(pol, excludedTabIds, firstId) {
-  const rules = domainRules(pol, excludedTabIds, firstId);
+  return holdRules(pol, excludedTabIds, firstId, ['main_frame', 'sub_frame']);
+}
+
+/**
+ * The rules that keep the tabs an owner drives within its domains: a
+ * page-started load of their main frame outside them is blocked, so that
+ * a script's location change never shows the owner a page there. Frames
+ * are left to the page: an allowed site's embeds keep working.
+ * @param {Policy} pol
+ * @param {number[]} otherTabIds every open tab but the owner's
+ * @param {number} firstId
+ * @returns {Rule[]}
+ */
+export function drivenRules(pol, otherTabIds, firstId) {
+  if (!pol.tabs?.length) return [];
+  return holdRules(pol, otherTabIds, firstId, ['main_frame']);
+}
+
+/**
+ * @param {Policy} pol
+ * @param {number[]} excludedTabIds
+ * @param {number} firstId
+ * @param {string[]} types
+ * @returns {Rule[]}
+ */
+function holdRules(pol, excludedTabIds, firstId, types) {
+  const rules = domainRules(pol, excludedTabIds, firstId, types);
   if (pol.blockPrivate) {
     const domains = [...new Set(pol.domains.map(dnrDomain).filter((d) => d !== ''))];
     const named = [...new Set((pol.privateAllowed ?? []).map(dnrDomain).filter((d) => d !== ''))];
     for (const host of PRIVATE_HOSTS) {
       /** @type {Record<string, unknown>} */
       const cond = {
-        resourceTypes: ['main_frame', 'sub_frame'], regexFilter: `${SCHEME}${host}${PORT_END}`, isUrlFilterCaseSensitive: true,
+        resourceTypes: types, regexFilter: `${SCHEME}${host}${PORT_END}`, isUrlFilterCaseSensitive: true,
       };
       // Without domains (any domain allowed) no initiator can be named:
       // the rule then also holds a new tab's first load the person started.
@@ -102,9 +128,10 @@ export function popupRules(pol, excludedTabIds, firstId) {
  * @param {Policy} pol
  * @param {number[]} excludedTabIds
  * @param {number} firstId
+ * @param {string[]} types
  * @returns {Rule[]}
  */
-function domainRules(pol, excludedTabIds, firstId) {
+function domainRules(pol, excludedTabIds, firstId, types) {
   if (!pol.domains.length || pol.domains.some((d) => d.trim() === '*')) return [];
   const domains = [...new Set(pol.domains.map(dnrDomain).filter((d) => d !== ''))];
   // initiatorDomains keeps the rules off navigations no page started (the
@@ -112,7 +139,7 @@ function domainRules(pol, excludedTabIds, firstId) {
   // an allowlist of only CIDR ranges or IPv6 addresses gets none.
   if (!domains.length) return [];
   /** @type {Record<string, unknown>} */
-  const base = { resourceTypes: ['main_frame', 'sub_frame'], initiatorDomains: domains };
+  const base = { resourceTypes: types, initiatorDomains: domains };
   if (excludedTabIds.length) base.excludedTabIds = excludedTabIds;
   /** @type {Rule[]} */
   const rules = [];

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { dnrDomain, popupRules } from '../lib/popups.js';
+import { dnrDomain, drivenRules, popupRules } from '../lib/popups.js';
 
 const vectors = JSON.parse(readFileSync(new URL('../../policy/testdata/domains.json', import.meta.url), 'utf8'));
 
@@ -90,4 +90,17 @@ test('popup rules keep new tabs off private addresses but those named', () => {
   assert.equal(blocked(some, { url: 'http://127.0.0.2/', initiator: '127.0.0.1', tabId: 5, type: 'main_frame' }), true);
   assert.equal(blocked(some, { url: 'http://127.0.0.1:3/', initiator: '127.0.0.1', tabId: 5, type: 'main_frame' }), false);
   assert.equal(blocked(some, { url: 'http://192.168.0.1/', tabId: 5, type: 'main_frame' }), false, 'no page started it');
+});
+
+test('drivenRules hold only the main frame of the owner\'s tabs, none without tabs', () => {
+  const pol = { sharedOnly: false, domains: ['127.0.0.1'] };
+  assert.deepEqual(drivenRules(pol, [1, 2], 100), []);
+  const rules = drivenRules({ ...pol, tabs: [3] }, [1, 2], 100);
+  assert.ok(rules.length > 0);
+  for (const r of rules) {
+    assert.deepEqual(r.condition.resourceTypes, ['main_frame']);
+    assert.deepEqual(r.condition.excludedTabIds, [1, 2]);
+    assert.equal(r.action.type, 'block');
+  }
+  assert.equal(rules[0].id, 100);
 });

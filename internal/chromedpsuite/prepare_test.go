@@ -94,6 +94,20 @@ var rewrites = []rewrite{
 	{file: "*", old: "NewContext(context.Background()", new: "NewContext(LivetabAllocator()", count: -1,
 		unless: []string{", WithNewBrowserContext(", ", WithExistingBrowserContext("}},
 	{file: "example_test.go", old: "chromedp.NewContext(context.Background()", new: "chromedp.NewContext(chromedp.LivetabAllocator()", count: -1},
+	// TestCancelTabDuringAttach opens 150 tabs in a browser of its own, as
+	// each new tab takes the focus and a tab without it gets no animation
+	// frames (chromedp's Poll waits on them). livetab has one browser, the
+	// person's: the tabs open in the background instead, or the polling
+	// tests running beside it time out (seen: TestPollTimeout, TestPollNull).
+	{file: "chromedp_test.go", old: `target.CreateTargetParams{URL: "about:blank"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx2, cancel := NewContext(ctx1, WithTargetID(res.TargetID))`, new: `target.CreateTargetParams{URL: "about:blank", Background: &[]bool{true}[0]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx2, cancel := NewContext(ctx1, WithTargetID(res.TargetID))`, count: 1},
 }
 
 // prepare copies chromedp's module into a new directory, rewrites its test

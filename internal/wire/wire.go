@@ -280,6 +280,10 @@ type PolicyParams struct {
 	// in PrivateAllowed; no name is resolved.
 	BlockPrivate   bool     `json:"blockPrivate,omitzero"`
 	PrivateAllowed []string `json:"privateAllowed,omitzero"`
+	// Tabs are the tabs the owner drives: the extension blocks their
+	// page-started loads outside Domains too, so that a script's
+	// navigation never shows the owner a page outside them.
+	Tabs []int64 `json:"tabs,omitzero"`
 }
 
 // TabParams is the payload of operations and events about one tab.
