@@ -101,21 +101,47 @@ func (r *Relay) pushPolicies() {
 	}
 }
 
-// drivenTabs lists the tabs c has a session on, itself or on a frame of
-// it, in order. Call with r.mu held.
+// drivenTabs lists the tabs c alone has sessions on, itself or on a frame
+// of it, in order. A tab another client drives too is left out: c's
+// policy binds c only, and must not hold the other's loads (the relay
+// still ends c's sessions there when the tab leaves c's domains). Call
+// with r.mu held.
 func (r *Relay) drivenTabs(c *Client) []int64 {
-	seen := map[int64]bool{}
+	mine, shared := map[int64]bool{}, map[int64]bool{}
 	for _, s := range r.sessions {
-		if s.client == c && s.tab != nil {
-			seen[s.tab.id] = true
+		if s.tab == nil {
+			continue
+		}
+		if s.client == c {
+			mine[s.tab.id] = true
+		} else {
+			shared[s.tab.id] = true
 		}
 	}
-	ids := make([]int64, 0, len(seen))
-	for id := range seen {
-		ids = append(ids, id)
+	ids := make([]int64, 0, len(mine))
+	for id := range mine {
+		if !shared[id] {
+			ids = append(ids, id)
+		}
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// syncTab brings the driven tabs of every client on t, and of c, up to
+// date after a session on t began or ended. Call with r.mu held.
+func (r *Relay) syncTab(t *tab, c *Client) {
+	done := map[*Client]bool{c: true}
+	r.syncDrivenTabs(c)
+	if t == nil {
+		return
+	}
+	for _, s := range r.sessions {
+		if s.tab == t && !done[s.client] {
+			done[s.client] = true
+			r.syncDrivenTabs(s.client)
+		}
+	}
 }
 
 // syncDrivenTabs tells the extension, when they changed, the tabs c drives

@@ -786,7 +786,7 @@ func (r *Relay) newSession(c *Client, t *tab, ch *child) *session {
 	}
 	c.hidden.Show(t.targetID)
 	r.touchActivity()
-	r.syncDrivenTabs(c)
+	r.syncTab(t, c)
 	return s
 }
 
@@ -814,7 +814,7 @@ func (r *Relay) endSession(s *session) {
 	} else if s.tab != nil {
 		s.tab.sessions = removeSession(s.tab.sessions, s)
 	}
-	r.syncDrivenTabs(s.client)
+	r.syncTab(s.tab, s.client)
 	params, _ := jsonv2.Marshal(map[string]string{"sessionId": string(s.id), "targetId": string(s.targetID())}, wire.Options)
 	s.client.deliver(&cdproto.Message{Method: cdproto.EventTargetDetachedFromTarget, Params: params})
 }
