@@ -11,9 +11,10 @@ import (
 
 // TestRedTeamScriptNavigationLeavesNoWindow: a client held to 127.0.0.1
 // may not Page.navigate elsewhere, but its own script (or the page's) may
-// set location. The relay ends its sessions once the tab is outside its
-// domains; the client must not read the page there in between, however
-// fast it asks.
+// set location. The extension holds such a load of a tab the client drives
+// alone, and the relay ends its sessions once the tab is outside its
+// domains: the client must never read the page there, however fast it
+// asks.
 func TestRedTeamScriptNavigationLeavesNoWindow(t *testing.T) {
 	srv, tok := endpoint(t)
 	secret := testsite.NewCounter(t, "127.0.0.2", "<title>forbidden</title><p id=s>secret of 127.0.0.2</p>")
@@ -34,5 +35,8 @@ func TestRedTeamScriptNavigationLeavesNoWindow(t *testing.T) {
 			t.Fatalf("the client read the page outside its domains: %s", got)
 		}
 	}
-	t.Fatal("the session on the tab outside the client's domains never ended")
+	// The extension held the load (2026-11-24-a-driven-tab-stays-in-its-
+	// clients-domains.md): the tab stayed off the page, and when it
+	// reattached after the error page the session could go on.
+	t.Log("held: the session went on, and never showed the page outside the domains")
 }
