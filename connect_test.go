@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,11 @@ func fakeNative(t *testing.T, profile string) string {
 	t.Cleanup(func() { ln.Close() })
 	port := ln.Addr().(*net.TCPAddr).Port
 	if err := os.WriteFile(filepath.Join(profile, livetab.ActivePortFile), fmt.Appendf(nil, "%d\n/devtools/browser/abc\n", port), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The "browser" holding the profile and its port is this process.
+	host, _ := os.Hostname()
+	if err := os.Symlink(host+"-"+strconv.Itoa(os.Getpid()), filepath.Join(profile, "SingletonLock")); err != nil {
 		t.Fatal(err)
 	}
 	return ln.Addr().String()

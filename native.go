@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -67,32 +66,29 @@ func ChromeProfileDirs() []string {
 // NativeURL reads DevToolsActivePort in a Chrome user data directory and
 // returns the browser WebSocket URL, ws://127.0.0.1:PORT/devtools/browser/ID.
 // With an empty dir it tries [ChromeProfileDirs] in order and returns the
-// first whose port accepts a connection: a file left by a crashed Chrome
-// names a dead port.
+// first whose Chrome is running.
+//
+// A file left by a Chrome that crashed names a port that any local program
+// may have taken since: NativeURL returns a URL only when the port is held
+// by the process that holds the profile (checked in /proc on Linux, without
+// connecting; elsewhere only that this process lives), and an error
+// wrapping [ErrNoNativeChrome] otherwise.
 func NativeURL(dir string) (string, error) {
 	if dir != "" {
 		return readActivePort(dir)
 	}
 	var tried []string
 	for _, d := range ChromeProfileDirs() {
-		u, err := readActivePort(d)
-		if err != nil {
+		if _, err := os.Stat(filepath.Join(d, ActivePortFile)); err != nil {
 			continue
 		}
 		tried = append(tried, d)
-		host := strings.TrimPrefix(u, "ws://")
-		host = host[:strings.IndexByte(host, '/')]
-		// A bare TCP connection: Chrome asks the user to allow remote
-		// debugging only for a WebSocket.
-		c, err := net.DialTimeout("tcp", host, time.Second)
-		if err != nil {
-			continue
+		if u, err := readActivePort(d); err == nil {
+			return u, nil
 		}
-		c.Close()
-		return u, nil
 	}
 	if len(tried) > 0 {
-		return "", fmt.Errorf("livetab: %s in %s names a port nobody listens on (Chrome was closed?): %w", ActivePortFile, strings.Join(tried, ", "), ErrNoNativeChrome)
+		return "", fmt.Errorf("livetab: %s in %s names a port no running Chrome of that profile holds (Chrome was closed?): %w", ActivePortFile, strings.Join(tried, ", "), ErrNoNativeChrome)
 	}
 	return "", fmt.Errorf("livetab: no %s in %s: %w", ActivePortFile, strings.Join(ChromeProfileDirs(), ", "), ErrNoNativeChrome)
 }
@@ -105,10 +101,14 @@ func readActivePort(dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("livetab: reading %s: %w", ActivePortFile, err)
 	}
-	u, err := activeport.URL(b)
+	port, _, err := activeport.Parse(b)
 	if err != nil {
 		return "", fmt.Errorf("livetab: in %s, %w: restart remote debugging in Chrome", dir, err)
 	}
+	if err := activeport.CheckOwner(dir, port); err != nil {
+		return "", fmt.Errorf("livetab: %s in %s names port %d, but %w: start Chrome (or its remote debugging) again: %w", ActivePortFile, dir, port, err, ErrNoNativeChrome)
+	}
+	u, _ := activeport.URL(b)
 	return u, nil
 }
 

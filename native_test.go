@@ -208,6 +208,13 @@ func TestNative(t *testing.T) {
 			t.Fatal(err)
 		}
 		write(dirs[1], string(live))
+		lock, err := os.Readlink(filepath.Join(br.UserDataDir, "SingletonLock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(lock, filepath.Join(dirs[1], "SingletonLock")); err != nil {
+			t.Fatal(err)
+		}
 		u, err := livetab.NativeURL("")
 		if err != nil || u != br.DebugURL {
 			t.Fatalf("NativeURL(\"\") = %q, %v; want %q", u, err, br.DebugURL)
