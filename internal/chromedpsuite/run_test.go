@@ -69,6 +69,7 @@ type suiteRun struct {
 	procs   int
 	stray   []string // output of the last process not attributed to a test
 	errMsgs []string // what went wrong with the runner itself
+	flaky   []string // failed beside the others, passed alone (rerunAlone)
 }
 
 func (r *suiteRun) get(name string) *state {
