@@ -2,6 +2,7 @@ package extcdp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"sync"
@@ -348,6 +349,14 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 		return
 	}
 	defer r.work.Done()
+	r.mu.Lock()
+	if err := c.tooManyTabs(); err != nil {
+		r.mu.Unlock()
+		c.failErr(m.ID, sid, err)
+		return
+	}
+	c.openingTabs++
+	r.mu.Unlock()
 	octx, ocancel := context.WithTimeout(r.ctx, clientTimeout)
 	defer ocancel()
 	res, err := r.b.Call(octx, wire.CreateTab, 0, wire.CreateTabParams{
@@ -355,16 +364,18 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 		NewWindow: p.NewWindow != nil && *p.NewWindow,
 		Active:    p.Background == nil || !*p.Background,
 	})
+	var ti wire.TabInfo
+	if err == nil && (jsonv2.Unmarshal(res, &ti, wire.Options) != nil || ti.TargetID == "") {
+		err = errors.New("the extension opened a tab but reported no target id for it")
+	}
+	r.mu.Lock()
+	// In the section that claims the tab: never counted twice, nor not at all.
+	c.openingTabs--
 	if err != nil {
+		r.mu.Unlock()
 		c.failErr(m.ID, sid, fmt.Errorf("livetab: opening a tab: %w", err))
 		return
 	}
-	var ti wire.TabInfo
-	if err := jsonv2.Unmarshal(res, &ti, wire.Options); err != nil || ti.TargetID == "" {
-		c.fail(m.ID, sid, -32000, "livetab: the extension opened a tab but reported no target id for it")
-		return
-	}
-	r.mu.Lock()
 	if c.ctx.Err() != nil {
 		// Closed meanwhile: Client.Close did not know this tab. Closed
 		// here, not by goWork, which a closing relay no longer runs.

@@ -76,6 +76,10 @@ type Client struct {
 	closing map[int64]bool
 	// sessions counts the client's sessions (maxSessions).
 	sessions int
+	// maxTabs bounds the tabs the client may have open (0: no bound, the
+	// in-process transport's program); openingTabs counts its
+	// createTargets on their way. Under r.mu.
+	maxTabs, openingTabs int
 
 	// id and name are how the popup shows the client (person.go); since,
 	// when it connected. name is the program's choice, under nameMu.

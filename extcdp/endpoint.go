@@ -57,6 +57,12 @@ type HandlerOptions struct {
 	// come back. Default 1024.
 	MaxInFlight int64
 
+	// MaxTabs bounds the tabs one client may have open (those it opened
+	// with Target.createTarget and the popups they opened): each costs the
+	// person's browser a renderer. Past it createTarget fails until the
+	// client closes some. Default 300.
+	MaxTabs int
+
 	// MaxClients bounds the connected clients: each may hold up to 1 MiB
 	// of a message it has not finished sending. Past it a new connection
 	// gets 503. Default 128.
@@ -91,6 +97,9 @@ func (r *Relay) Handler(opts HandlerOptions) http.Handler {
 	}
 	if opts.MaxClients <= 0 {
 		opts.MaxClients = defaultMaxClients
+	}
+	if opts.MaxTabs <= 0 {
+		opts.MaxTabs = defaultMaxTabs
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -282,6 +291,9 @@ func (e *endpoint) serveClient(w http.ResponseWriter, req *http.Request) {
 		cancel()
 	}}
 	c.qmu.Unlock()
+	c.r.mu.Lock()
+	c.maxTabs = e.opts.MaxTabs
+	c.r.mu.Unlock()
 	// Browser.close ends this connection, never the user's browser; the
 	// pause lets the writer send the reply first.
 	c.OnBrowserClose = func() { time.AfterFunc(100*time.Millisecond, cancel) }

@@ -35,7 +35,31 @@ const (
 	// others up for 3.4 s as their client left. Playwright and Puppeteer
 	// hold one or two per tab.
 	maxSessions = 4096
+	// defaultMaxTabs is how many tabs one endpoint client may have open.
+	// A tab costs the person's browser a renderer (tens of MB): a client
+	// opening tabs in a loop would take the browser down. Playwright and
+	// Puppeteer suites rarely hold more than a few dozen at once; chromedp's
+	// own suite peaks near 160 (TestCancelTabDuringAttach).
+	defaultMaxTabs = 300
 )
+
+// tooManyTabs refuses a createTarget to a client that has maxTabs tabs
+// open or on their way. Call with r.mu held.
+func (c *Client) tooManyTabs() error {
+	if c.maxTabs <= 0 {
+		return nil
+	}
+	n := c.openingTabs
+	for _, t := range c.r.tabs {
+		if t.creator == c {
+			n++
+		}
+	}
+	if n < c.maxTabs {
+		return nil
+	}
+	return fmt.Errorf("livetab: this client has %d tabs open, the most one client may: close some (Target.closeTarget) before opening more", c.maxTabs)
+}
 
 // tooManySessions refuses a new session to a client that holds
 // maxSessions. Call with r.mu held.
