@@ -25,6 +25,10 @@ import (
 // that never answers (paused, busy) must not hold the command forever.
 const probeTimeout = 10 * time.Second
 
+// maxCPUThrottle is the highest Emulation.setCPUThrottlingRate passed on:
+// DevTools' slowest preset. At 1000 the person's tab answered nothing.
+const maxCPUThrottle = 20
+
 // navigateSchemes are the URL schemes Page.navigate may take through the
 // extension. chrome:// and the like detach the debugger (the extension may
 // not debug them) and their debug hosts crash the tab or the browser
@@ -49,7 +53,37 @@ var browserSchemes = map[string]bool{
 // child session sid) and reports whether it answered the command itself,
 // by emulating or refusing it.
 func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session) bool {
-	if m.Method != cdproto.CommandPageNavigate {
+	switch m.Method {
+	case cdproto.CommandPageNavigate:
+	case cdproto.CommandPageCrash:
+		// The renderer it kills may be the one of the person's other tabs
+		// of the same site, and Chrome never answers it through the
+		// extension.
+		c.fail(m.ID, m.SessionID, -32000, "livetab refuses Page.crash: it would kill a renderer that the person's own tabs of the same site may share")
+		return true
+	case cdproto.CommandPageClose:
+		c.r.mu.Lock()
+		mine := t.created && t.creator == c
+		c.r.mu.Unlock()
+		if mine || c.ownPopup(t) {
+			return false
+		}
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab does not close a tab the person opened (Page.close on tab %d): detach with Target.detachFromTarget, or close it on purpose with Livetab.closeTab", t.id))
+		return true
+	case cdproto.CommandEmulationSetCPUThrottlingRate:
+		var p struct {
+			Rate float64 `json:"rate"`
+		}
+		if err := jsonv2.Unmarshal(m.Params, &p, wire.Options); err != nil {
+			c.fail(m.ID, m.SessionID, -32602, fmt.Sprintf("livetab: invalid Emulation.setCPUThrottlingRate params: %v", err))
+			return true
+		}
+		if p.Rate > maxCPUThrottle {
+			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses a CPU throttling rate of %g: at most %d, as a slower page stops answering the person and the program alike", p.Rate, maxCPUThrottle))
+			return true
+		}
+		return false
+	default:
 		return false
 	}
 	var p struct {
