@@ -503,6 +503,7 @@ func (c *Client) closeTarget(ctx context.Context, m *cdproto.Message, sid target
 		// The extension's tabRemoved event ends the sessions; end this
 		// client's now so its detach precedes the reply.
 		r.mu.Lock()
+		t.closed = true
 		for _, s := range mine {
 			r.endSession(s)
 		}

@@ -51,7 +51,7 @@ func (c *Client) tooManyTabs() error {
 	}
 	n := c.openingTabs
 	for _, t := range c.r.tabs {
-		if t.creator == c {
+		if t.creator == c && !t.closed {
 			n++
 		}
 	}

@@ -269,6 +269,9 @@ type tab struct {
 	// announced: clients were told of the tab (targetCreated), or it was
 	// there when the relay listed the tabs.
 	announced bool
+	// closed: a client closed it; it stays listed until the extension
+	// says it is gone, but counts no longer against its creator's tabs.
+	closed bool
 	// unguarded: the extension was told that no client with a policy
 	// drives the page that opened this popup (clientpolicy.go).
 	unguarded bool
