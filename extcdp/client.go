@@ -411,9 +411,31 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 	if c.guardUnsafe(m, t, sid, s) {
 		return
 	}
+	if sid == "" && m.Method == cdproto.CommandInspectorDisable {
+		// The relay needs the crash events it brings (crash.go).
+		c.reply(m.ID, replySID, nil)
+		return
+	}
+	r.mu.Lock()
+	crashed := sid == "" && t.crash.crashed && !answersWhenCrashed[m.Method]
+	var crash context.Context
+	if sid == "" {
+		crash = t.crashCtx()
+	}
+	r.mu.Unlock()
+	if crashed {
+		c.failErr(m.ID, replySID, crashError(t))
+		return
+	}
 	// Every command is answered within commandTimeout, and dropped at the
-	// extension when its client goes away.
-	ctx, cancel := context.WithTimeout(c.ctx, commandTimeout)
+	// extension when its client goes away or its page crashes.
+	cctx, ccancel := context.WithCancelCause(c.ctx)
+	stopCrash := func() bool { return false }
+	if crash != nil {
+		stopCrash = context.AfterFunc(crash, func() { ccancel(context.Cause(crash)) })
+	}
+	ctx, tcancel := context.WithTimeout(cctx, commandTimeout)
+	cancel := func() { tcancel(); stopCrash(); ccancel(nil) }
 	id := m.ID
 	done := func(rep *wire.Frame, err error) {
 		cancel()

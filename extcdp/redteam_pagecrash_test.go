@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/livetab/livetab/internal/browsertest"
+	"github.com/livetab/livetab/internal/wire"
 )
 
 // TestRedTeamCommandsThatEndATab: commands that Chrome's port would carry
@@ -104,4 +106,83 @@ func TestPageCloseOwnTab(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestRedTeamCrashedTabAnswers: a tab's renderer dies (out of memory, a
+// crash, the person's own DevTools). Through chrome.debugger, Chrome never
+// answers the commands that were on their way, nor any sent after, until
+// the page is reloaded: each waited for the relay's 5-minute bound. They
+// must fail at once, saying the page crashed and how to bring it back, and
+// a reload must bring it back. The client enabled no Inspector domain: the
+// crash must be heard anyway.
+func TestRedTeamCrashedTabAnswers(t *testing.T) {
+	if env == nil {
+		t.Skip("no test browser")
+	}
+	ctx := context.Background()
+	u, err := env.User(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	c := dialRaw(t)
+	c.bound = 10 * time.Second
+	id, sid := c.open(site.URL + "/form")
+	defer c.send("", "Target.closeTarget", map[string]any{"targetId": id})
+	c.must(sid, "Runtime.enable", nil)
+
+	pending := make(chan rawMsg, 1)
+	go func() {
+		m, err := c.send(sid, "Runtime.evaluate", map[string]any{"expression": "new Promise(() => {})", "awaitPromise": true})
+		if err != nil {
+			m.Error = &struct {
+				Code    int64  `json:"code"`
+				Message string `json:"message"`
+			}{0, err.Error()}
+		}
+		pending <- m
+	}()
+	time.Sleep(500 * time.Millisecond)
+	crashRenderer(t, u, id)
+
+	m := <-pending
+	if m.Error == nil || !strings.Contains(m.Error.Message, "crashed") {
+		t.Errorf("the command on its way when the page crashed: %+v, want an error saying it crashed", m.Error)
+	}
+	m, err = c.send(sid, "Runtime.evaluate", map[string]any{"expression": "1+1"})
+	if err != nil || m.Error == nil || !strings.Contains(m.Error.Message, "Page.reload") {
+		t.Errorf("a command after the crash: %v %+v, want an error at once saying to reload", err, m.Error)
+	}
+	c.must(sid, "Page.reload", nil)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m, err := c.send(sid, "Runtime.evaluate", map[string]any{"expression": "1+1", "returnByValue": true})
+		if err == nil && m.Error == nil && strings.Contains(string(m.Result), `"value":2`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after Page.reload the page does not answer: %v %+v", err, m.Error)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// crashRenderer kills the renderer of tab id through the test browser's
+// own port, as an out-of-memory page or the person's DevTools would.
+func crashRenderer(t *testing.T, u *browsertest.User, id string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	res, err := u.Call(ctx, "Target.attachToTarget", map[string]any{"targetId": id, "flatten": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a struct {
+		SessionID string `json:"sessionId"`
+	}
+	jsonv2.Unmarshal(res, &a, wire.Options)
+	// Chrome does not answer Page.crash: the renderer is gone.
+	cctx, ccancel := context.WithTimeout(ctx, time.Second)
+	defer ccancel()
+	u.CallSession(cctx, a.SessionID, "Page.crash", nil)
 }

@@ -269,6 +269,9 @@ type tab struct {
 	// announced: clients were told of the tab (targetCreated), or it was
 	// there when the relay listed the tabs.
 	announced bool
+	// crash: whether its page crashed, and what ends with a crash
+	// (crash.go).
+	crash crashState
 	// closed: a client closed it; it stays listed until the extension
 	// says it is gone, but counts no longer against its creator's tabs.
 	closed bool
@@ -644,6 +647,14 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 		rt, doc = &c.runtime, &c.doc
 	}
 	switch method {
+	case cdproto.EventInspectorTargetCrashed:
+		if c == nil {
+			r.pageCrashed(t)
+		}
+	case cdproto.EventInspectorTargetReloadedAfterCrash, cdproto.EventPageFrameNavigated:
+		if c == nil {
+			t.pageBack()
+		}
 	case cdproto.EventPageLifecycleEvent:
 		if c == nil {
 			defer r.loadSeenAgain(t, f.Params)

@@ -832,6 +832,7 @@ const ops = {
       ours.add(tabId);
       publish();
     }
+    await hearCrashes(tabId);
     try {
       const r = /** @type {{targetInfo: {targetId: string}}} */ (
         await chrome.debugger.sendCommand({ tabId }, 'Target.getTargetInfo'));
@@ -1072,8 +1073,20 @@ async function reattachNow(tabId) {
     if (ours.has(tabId)) lost(tabId, 'paused');
     return false;
   }
+  await hearCrashes(tabId);
   emit(notifyText('ext.reattached', { tabId }));
   return true;
+}
+
+/**
+ * Enables the Inspector domain on a tab's attachment: once its renderer
+ * dies, Chrome answers none of the page's commands until it is loaded
+ * again, and Inspector.targetCrashed is how the relay hears it (and fails
+ * them at once) rather than let each wait out its bound.
+ * @param {number} tabId
+ */
+async function hearCrashes(tabId) {
+  await chrome.debugger.sendCommand({ tabId }, 'Inspector.enable').catch(() => {});
 }
 
 /**
