@@ -26,7 +26,7 @@ const (
 	DefaultActionTimeout  = 30 * time.Second
 	DefaultWaitTimeout    = 10 * time.Second
 	DefaultMaxShotHeight  = 10000
-	DefaultMaxChars       = 20000
+	DefaultMaxChars       = 60000 // browser_read: a long article whole (docs/decisions/2026-11-25-a-read-returns-an-article-whole.md)
 )
 
 // Option configures a Page.

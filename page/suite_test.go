@@ -1365,26 +1365,27 @@ func testFillForm(t *testing.T, s *suite) {
 	}
 }
 
-// testReadPages reads a 50 KB article page by page with the offsets the
-// results give, and gets all of it, once.
+// testReadPages reads a 50 KB article whole by default, then page by page
+// with the offsets the results give, and gets all of it, once.
 func testReadPages(t *testing.T, s *suite) {
 	p, ctx := s.open(t, "/article")
-	all, err := p.Read(ctx, page.ReadOptions{MaxChars: 1 << 20})
+	all, err := p.Read(ctx, page.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if all.Truncated || all.Total < 40_000 || !strings.HasSuffix(strings.TrimSpace(all.Text), "THE END") || !strings.Contains(all.String(), fmt.Sprintf("(all %d characters)", all.Total)) {
-		t.Fatalf("the whole article: %d characters, truncated %v, ends %q", all.Total, all.Truncated, all.Text[max(0, len(all.Text)-40):])
+		t.Fatalf("the whole article by default: %d characters, truncated %v, ends %q", all.Total, all.Truncated, all.Text[max(0, len(all.Text)-40):])
 	}
+	const size = 20000
 	var got strings.Builder
 	off, pages := 0, 0
 	for {
-		c, err := p.Read(ctx, page.ReadOptions{Offset: off})
+		c, err := p.Read(ctx, page.ReadOptions{Offset: off, MaxChars: size})
 		if err != nil {
 			t.Fatal(err)
 		}
 		pages++
-		if c.Offset != off || c.Total != all.Total || utf8.RuneCountInString(c.Text) > page.DefaultMaxChars {
+		if c.Offset != off || c.Total != all.Total || utf8.RuneCountInString(c.Text) > size {
 			t.Fatalf("page %d: offset %d (asked %d), total %d, %d characters", pages, c.Offset, off, c.Total, utf8.RuneCountInString(c.Text))
 		}
 		got.WriteString(c.Text)
