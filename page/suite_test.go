@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,8 @@ import (
 	"unicode/utf8"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
 
 	"github.com/livetab/livetab/page"
 )
@@ -136,6 +139,7 @@ func runSuite(t *testing.T, newTab func(t *testing.T) context.Context) {
 		{"SameSiteFrame", testSameSiteFrame},
 		{"Tools", testTools},
 		{"Guard", testGuard},
+		{"InputDone", testInputDone},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, s) })
 	}
@@ -1410,5 +1414,40 @@ func testReadPages(t *testing.T, s *suite) {
 	past, err := p.Read(ctx, page.ReadOptions{Offset: all.Total + 5})
 	if err != nil || past.Text != "" || !strings.Contains(past.String(), "past the end") {
 		t.Errorf("a read past the end: %v %q", err, past.String())
+	}
+}
+
+// testInputDone: a Page.Do action that dates its input with InputDone is
+// settled from there, so the time it spent after the input counts toward
+// the page's quiet and is not waited again; undated, the quiet counts from
+// when it returned. The quiet here is 1 s and the action waits 1.2 s after
+// its input, so the two differ by far more than any round trip.
+func testInputDone(t *testing.T, s *suite) {
+	p, ctx := s.open(t, "/", page.WithSettle(5*time.Second, time.Second))
+	for _, dated := range []bool{false, true} {
+		out, err := p.Do(ctx, page.Action{Kind: page.KindAct, Op: "test"}, func(ctx context.Context, _ runtime.RemoteObjectID) (string, error) {
+			if _, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.body.append(Object.assign(document.createElement('p'), {textContent: 'input'})), 1`)); err != nil {
+				return "", err
+			}
+			if dated {
+				page.InputDone(ctx)
+			}
+			time.Sleep(1200 * time.Millisecond)
+			return "acted", nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`settled in (\S+) \(`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("dated %v: the result does not say it settled: %s", dated, out)
+		}
+		took, err := time.ParseDuration(m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dated && took >= time.Second || !dated && took < time.Second {
+			t.Errorf("dated %v: settled in %v after the action, with a quiet of 1 s and 1.2 s since the input:\n%s", dated, took, out)
+		}
 	}
 }
