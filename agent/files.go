@@ -157,7 +157,10 @@ func (s *Server) uploadTool(ctx context.Context, a uploadArgs, out *toolOut) (pa
 	settled, err := pg.Do(ctx, page.Action{Kind: page.KindUpload, Op: "upload", Ref: ref, Files: paths},
 		func(tctx context.Context, el runtime.RemoteObjectID) (string, error) {
 			var err error
-			var uopts []upload.Option
+			// The page's reaction after the files went in counts toward
+			// the settling: the upload's own wait for a rejection is not
+			// waited again.
+			uopts := []upload.Option{upload.OnSet(func() { page.InputDone(tctx) })}
 			if f := progressFunc(ctx, "uploading"); f != nil {
 				uopts = append(uopts, upload.OnProgress(func(p upload.Progress) { f(p.Done, p.Total) }))
 			}

@@ -80,6 +80,7 @@ func (s *Server) AddTools(srv *mcp.Server) {
 		Name:        "browser_read",
 		Description: desc["browser_read"] + s.readNote(),
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true), ReadOnlyHint: true},
+		Meta:        s.readMeta(),
 	}, nil, s.readTool)
 	if s.pol.AllowEval {
 		// Off, it is not listed: a model should not plan with it.
@@ -242,12 +243,23 @@ func (s *Server) readNote() string {
 	return ""
 }
 
+// readMeta tells Claude Code that a browser_read result may be as long as
+// the policy lets it be: past 50,000 characters it would otherwise write
+// the result to a file and show the model only the file's name, so the
+// article a read returns whole would take the model another call.
+func (s *Server) readMeta() mcp.Meta {
+	if s.pol.MaxPageText <= 0 {
+		return nil
+	}
+	return mcp.Meta{"anthropic/maxResultSizeChars": s.pol.MaxPageText}
+}
+
 func (s *Server) readTool(ctx context.Context, a page.ReadArgs, _ *toolOut) (page.Result, error) {
 	pg, err := s.page(ctx)
 	if err != nil {
 		return page.Result{}, err
 	}
-	want := a.MaxChars
+	want := a.MaxChars // the schema's default when not given
 	if want <= 0 {
 		want = page.DefaultMaxChars
 	}
@@ -256,7 +268,9 @@ func (s *Server) readTool(ctx context.Context, a page.ReadArgs, _ *toolOut) (pag
 		a.MaxChars = m
 	}
 	res, err := pg.Run(ctx, a)
-	if err == nil && !res.IsError && a.MaxChars != want && a.MaxChars > 0 {
+	// Said only when the cap cut this page short: the model then knows
+	// why it got less and not to ask for more at once.
+	if err == nil && !res.IsError && a.MaxChars != want && a.MaxChars > 0 && strings.Contains(res.Text, "; read on with offset=") {
 		res.Text += fmt.Sprintf("\n(max_chars %d was lowered to %d: the person's --max-page-text caps a result at %d characters)", want, a.MaxChars, s.pol.MaxPageText)
 	}
 	return res, err

@@ -57,12 +57,13 @@
 //
 // Then every action settles ([WithSettle], at most 1 s by default): it waits
 // until no request is in flight and the document has not changed for a
-// moment (it asks for frames, so that idle-time work such as a canvas
-// encode runs; it never wraps the page's own objects, which a site's bot
-// checks would see), and its result says what it waited for and what changed — elements added and removed,
-// field values, alerts and live regions, headings. With [WithDownloadDir] a
-// download an action starts goes to that directory, and the result names
-// the file, its size, MIME type and SHA-256.
+// moment since the input, which a [Page.Do] action may date with [InputDone]
+// (it asks for frames, so that idle-time work such as a canvas encode runs;
+// it never wraps the page's own objects, which a site's bot checks would
+// see), and its result says what it waited for and what changed — elements
+// added and removed, field values, alerts and live regions, headings. With
+// [WithDownloadDir] a download an action starts goes to that directory, and
+// the result names the file, its size, MIME type and SHA-256.
 //
 // [Page.FillForm] fills many fields (text, select, checkbox, radio, file)
 // in one call, each by index or selector, and can click the submit button

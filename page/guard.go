@@ -345,8 +345,22 @@ func (p *Page) Do(ctx context.Context, act Action, f func(ctx context.Context, e
 				return "", err
 			}
 		}
-		return f(a.ctx, el)
+		return f(context.WithValue(a.ctx, inputKey{}, a), el)
 	})
+}
+
+type inputKey struct{}
+
+// InputDone tells the action that runs f in [Page.Do], by the context f
+// got, that its input to the page ended now: the settling after f counts
+// the page's quiet from here rather than from f's return, so the time f
+// spent watching the page react (an upload's wait for a rejection) is not
+// waited again. The requests still in flight are waited for as always.
+// With any other context it does nothing.
+func InputDone(ctx context.Context) {
+	if a, ok := ctx.Value(inputKey{}).(*action); ok {
+		a.inputAt.Store(time.Now().UnixNano())
+	}
 }
 
 // elementObject hands out ref's element as a Runtime object of the tab's

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
@@ -26,7 +27,7 @@ const (
 	DefaultActionTimeout  = 30 * time.Second
 	DefaultWaitTimeout    = 10 * time.Second
 	DefaultMaxShotHeight  = 10000
-	DefaultMaxChars       = 20000
+	DefaultMaxChars       = 60000 // browser_read: a long article whole (docs/decisions/2026-11-25-a-read-returns-an-article-whole.md)
 )
 
 // Option configures a Page.
@@ -516,6 +517,8 @@ type action struct {
 	blockReported bool   // the action's error already tells of a blocked request
 
 	limit time.Duration // the action's own time limit, or the caller's deadline when sooner
+
+	inputAt atomic.Int64 // Unix ns when a Do's input ended (InputDone); 0: when f returned
 }
 
 // begin starts an action on the current tab: it serialises actions, refuses

@@ -63,8 +63,17 @@ func (a *action) quietDown() string {
 	var slowest time.Duration
 	for first := true; ; first = false {
 		t0 := time.Now()
+		// The first poll counts the action's input as the last change:
+		// it ended now, or when a Do said so (InputDone).
+		ago := -1
+		if first {
+			ago = 0
+			if at := a.inputAt.Load(); at != 0 {
+				ago = int(max(t0.Sub(time.Unix(0, at)).Milliseconds(), 0))
+			}
+		}
 		var q quietState
-		if err := a.call(t.libs.main, "quietState", &q, first); err != nil {
+		if err := a.call(t.libs.main, "quietState", &q, ago); err != nil {
 			if a.ctx.Err() != nil || a.dialogOpen() {
 				return ""
 			}

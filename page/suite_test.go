@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,8 @@ import (
 	"unicode/utf8"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
 
 	"github.com/livetab/livetab/page"
 )
@@ -136,6 +139,7 @@ func runSuite(t *testing.T, newTab func(t *testing.T) context.Context) {
 		{"SameSiteFrame", testSameSiteFrame},
 		{"Tools", testTools},
 		{"Guard", testGuard},
+		{"InputDone", testInputDone},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, s) })
 	}
@@ -1365,26 +1369,27 @@ func testFillForm(t *testing.T, s *suite) {
 	}
 }
 
-// testReadPages reads a 50 KB article page by page with the offsets the
-// results give, and gets all of it, once.
+// testReadPages reads a 50 KB article whole by default, then page by page
+// with the offsets the results give, and gets all of it, once.
 func testReadPages(t *testing.T, s *suite) {
 	p, ctx := s.open(t, "/article")
-	all, err := p.Read(ctx, page.ReadOptions{MaxChars: 1 << 20})
+	all, err := p.Read(ctx, page.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if all.Truncated || all.Total < 40_000 || !strings.HasSuffix(strings.TrimSpace(all.Text), "THE END") || !strings.Contains(all.String(), fmt.Sprintf("(all %d characters)", all.Total)) {
-		t.Fatalf("the whole article: %d characters, truncated %v, ends %q", all.Total, all.Truncated, all.Text[max(0, len(all.Text)-40):])
+		t.Fatalf("the whole article by default: %d characters, truncated %v, ends %q", all.Total, all.Truncated, all.Text[max(0, len(all.Text)-40):])
 	}
+	const size = 20000
 	var got strings.Builder
 	off, pages := 0, 0
 	for {
-		c, err := p.Read(ctx, page.ReadOptions{Offset: off})
+		c, err := p.Read(ctx, page.ReadOptions{Offset: off, MaxChars: size})
 		if err != nil {
 			t.Fatal(err)
 		}
 		pages++
-		if c.Offset != off || c.Total != all.Total || utf8.RuneCountInString(c.Text) > page.DefaultMaxChars {
+		if c.Offset != off || c.Total != all.Total || utf8.RuneCountInString(c.Text) > size {
 			t.Fatalf("page %d: offset %d (asked %d), total %d, %d characters", pages, c.Offset, off, c.Total, utf8.RuneCountInString(c.Text))
 		}
 		got.WriteString(c.Text)
@@ -1409,5 +1414,40 @@ func testReadPages(t *testing.T, s *suite) {
 	past, err := p.Read(ctx, page.ReadOptions{Offset: all.Total + 5})
 	if err != nil || past.Text != "" || !strings.Contains(past.String(), "past the end") {
 		t.Errorf("a read past the end: %v %q", err, past.String())
+	}
+}
+
+// testInputDone: a Page.Do action that dates its input with InputDone is
+// settled from there, so the time it spent after the input counts toward
+// the page's quiet and is not waited again; undated, the quiet counts from
+// when it returned. The quiet here is 1 s and the action waits 1.2 s after
+// its input, so the two differ by far more than any round trip.
+func testInputDone(t *testing.T, s *suite) {
+	p, ctx := s.open(t, "/", page.WithSettle(5*time.Second, time.Second))
+	for _, dated := range []bool{false, true} {
+		out, err := p.Do(ctx, page.Action{Kind: page.KindAct, Op: "test"}, func(ctx context.Context, _ runtime.RemoteObjectID) (string, error) {
+			if _, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.body.append(Object.assign(document.createElement('p'), {textContent: 'input'})), 1`)); err != nil {
+				return "", err
+			}
+			if dated {
+				page.InputDone(ctx)
+			}
+			time.Sleep(1200 * time.Millisecond)
+			return "acted", nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`settled in (\S+) \(`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("dated %v: the result does not say it settled: %s", dated, out)
+		}
+		took, err := time.ParseDuration(m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dated && took >= time.Second || !dated && took < time.Second {
+			t.Errorf("dated %v: settled in %v after the action, with a quiet of 1 s and 1.2 s since the input:\n%s", dated, took, out)
+		}
 	}
 }

@@ -151,7 +151,7 @@ type WaitArgs struct {
 type ReadArgs struct {
 	RefArgs
 	Format   string `json:"format,omitempty" schema:"enum=markdown|text default=markdown"`
-	MaxChars int    `json:"max_chars,omitempty" jsonschema:"Characters to return." schema:"minimum=100 default=20000"` // DefaultMaxChars
+	MaxChars int    `json:"max_chars,omitempty" jsonschema:"Characters to return." schema:"minimum=100 default=60000"` // DefaultMaxChars
 	Offset   int    `json:"offset,omitempty" jsonschema:"Characters to skip: the offset the last result said to read on with." schema:"minimum=0"`
 }
 
@@ -256,7 +256,7 @@ var toolDefs = []toolDef{
 	def[DragArgs]("Drag one element onto another with the real mouse (also HTML5 drag and drop)."),
 	def[FillFormArgs]("Fill many form fields in one call — text fields, selects, checkboxes, radio buttons, file inputs — each by index or selector, then optionally click the submit button. A field that fails does not stop the others; the result lists what each field holds now, or why it failed (the submit click is skipped then)."),
 	def[WaitArgs]("Wait until text appears, an element appears or goes away, or the network is idle."),
-	def[ReadArgs]("Read the page, or one element, as Markdown or plain text, max_chars characters at a time (20000 by default). The result gives the content's total length and, when there is more, the offset to read on with."),
+	def[ReadArgs]("Read the page, or one element, as Markdown or plain text, max_chars characters at a time (60000 by default). The result gives the content's total length and, when there is more, the offset to read on with."),
 	def[EvalArgs]("Run a JavaScript expression in the page and return its JSON result (promises are awaited)."),
 	def[DialogArgs]("Accept or dismiss the JavaScript dialog (alert, confirm, prompt) that blocks the page."),
 	def[TabsArgs]("List, open, switch to or close tabs."),
@@ -490,6 +490,10 @@ func (a ReadArgs) run(ctx context.Context, p *Page) (Result, error) {
 	return text(c.String()), nil
 }
 
+// maxEvalChars caps the JSON of browser_eval's result: a value, not a page
+// to read; browser_read pages long text.
+const maxEvalChars = 20000
+
 func (a EvalArgs) run(ctx context.Context, p *Page) (Result, error) {
 	if a.Expression == "" {
 		return Result{}, fmt.Errorf("%w: give an expression", ErrUnsupported)
@@ -502,8 +506,8 @@ func (a EvalArgs) run(ctx context.Context, p *Page) (Result, error) {
 	if v != nil {
 		s = string(v)
 	}
-	if len(s) > DefaultMaxChars {
-		s = s[:DefaultMaxChars] + "…(cut)"
+	if len(s) > maxEvalChars {
+		s = s[:maxEvalChars] + "…(cut)"
 	}
 	return text("result:\n" + wrapUntrusted(s)), nil
 }

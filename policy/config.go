@@ -22,7 +22,7 @@ import (
 //	  "allowEval": false,
 //	  "downloadDir": "~/Downloads/livetab",
 //	  "audit": "~/.local/state/livetab/audit.jsonl",
-//	  "maxPageText": 40000
+//	  "maxPageText": 100000
 //	}
 type Config struct {
 	AllowDomains         []string `json:"allowDomains,omitempty"`
@@ -126,6 +126,12 @@ func expand(path string) (string, error) {
 	return filepath.Abs(path)
 }
 
+// DefaultMaxPageText is --max-page-text's default: about 25,000 tokens,
+// the most Claude Code, a common MCP client, takes in one tool result
+// unless told otherwise; a bigger result would be refused there, not
+// read (docs/decisions/2026-11-25-a-read-returns-an-article-whole.md).
+const DefaultMaxPageText = 100000
+
 // Flags are the policy's command-line flags on a flag set.
 type Flags struct {
 	fs     *flag.FlagSet
@@ -147,7 +153,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.c.DownloadDir, "download-dir", "", "the `directory` captures and downloads go to (captures are off without it)")
 	fs.StringVar(&f.c.UploadDir, "upload-dir", "", "the only `directory` uploads may read files from (default: --download-dir)")
 	fs.Var((*listFlag)(&f.c.ConfirmDomains), "confirm-domain", "a `host` pattern on which input, navigation, uploads and JavaScript need the person's confirmation; repeat for more")
-	fs.IntVar(&f.c.MaxPageText, "max-page-text", 40000, "cap on the `characters` of one tool result (about 4 per token); 0: no cap")
+	fs.IntVar(&f.c.MaxPageText, "max-page-text", DefaultMaxPageText, "cap on the `characters` of one tool result (about 4 per token); 0: no cap")
 	fs.StringVar(&f.c.Audit, "audit", "", "append one JSON line per tool call to this `file` (- for stderr)")
 	fs.StringVar(&f.config, "config", "", "read the policy from this JSON `file`; flags given on the command line override it")
 	return f

@@ -582,7 +582,7 @@ func TestConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(c.AllowDomains, " ") != "example.com 127.0.0.1 a.test b.test" || c.ReadOnly || !c.AllowEval || c.MaxPageText != 40000 {
+	if strings.Join(c.AllowDomains, " ") != "example.com 127.0.0.1 a.test b.test" || c.ReadOnly || !c.AllowEval || c.MaxPageText != DefaultMaxPageText {
 		t.Errorf("config: %+v", c)
 	}
 	p, closer, err := c.Policy()

@@ -188,6 +188,7 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 		if err := l.Call(ctx, "assign", &given, obj(el), val(ids)); err != nil {
 			return nil, fmt.Errorf("upload: %s: %w", r, err)
 		}
+		cfg.set()
 		if err := l.Call(ctx, "verify", nil, obj(el), val(cfg.settle.Milliseconds())); err != nil {
 			return nil, fmt.Errorf("upload: %s: %w", r, err)
 		}
@@ -389,6 +390,7 @@ func native(ctx context.Context, t *chromedp.Target, el runtime.RemoteObjectID, 
 // finishNative checks the page's reaction to natively set files and hashes
 // them for the result (Chrome read them itself).
 func finishNative(ctx context.Context, l *lib, el runtime.RemoteObjectID, ps []*prepared, cfg *config) (*Result, error) {
+	cfg.set()
 	var seen []pageFile
 	if err := l.Call(ctx, "verify", &seen, obj(el), val(cfg.settle.Milliseconds())); err != nil {
 		return nil, fmt.Errorf("upload: %w", err)

@@ -194,6 +194,7 @@ type config struct {
 	progress func(Progress)
 	chunk    int
 	settle   time.Duration
+	onSet    func()
 }
 
 // WithMode forces a path; the default is Auto.
@@ -211,6 +212,18 @@ func ChunkSize(n int) Option {
 	}
 }
 
+// OnSet calls f once the files are in a file input (set natively or
+// assigned), before the wait for the page's reaction (Settle): a caller
+// that watches the page itself can count its reaction from there. Drops and
+// pastes do not call it.
+func OnSet(f func()) Option { return func(c *config) { c.onSet = f } }
+
 // Settle sets how long the page has to react to new files (and reject
 // them) before the upload reports success. Default 100 ms.
 func Settle(d time.Duration) Option { return func(c *config) { c.settle = d } }
+
+func (c *config) set() {
+	if c.onSet != nil {
+		c.onSet()
+	}
+}

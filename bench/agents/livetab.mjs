@@ -37,8 +37,9 @@ export const livetab = {
     },
     '/article': async (s, url) => {
       await s.call('browser_navigate', { url });
-      // The first result gives the total: the rest is asked for at once
-      // (livetab lowers max_chars to the person's --max-page-text cap).
+      // One read returns a long article whole; a longer text says the
+      // offset to read on with and its total, and the rest is asked for at
+      // once (livetab lowers max_chars to the person's --max-page-text cap).
       let out = await s.call('browser_read');
       for (let m; (m = out.match(/of ([\d,]+); read on with offset=(\d+)/)); ) {
         const next = Number(m[2]);

@@ -41,6 +41,7 @@ class Session {
   // (an agent reads it), with .error set.
   async call(name, args = {}) {
     this.calls++;
+    const t0 = performance.now();
     const res = await this.client.callTool({ name, arguments: args }, undefined, { timeout: 120000 });
     let text = '';
     for (const c of res.content ?? []) {
@@ -50,7 +51,7 @@ class Session {
     this.chars += text.length;
     this.seen += '\n' + text;
     this.log.push(`→ ${name} ${JSON.stringify(args).slice(0, 300)}\n${text}`);
-    if (opt.verbose) console.error(`→ ${name} ${JSON.stringify(args).slice(0, 300)}\n${text.slice(0, 3000)}${text.length > 3000 ? `\n…(${text.length} chars)` : ''}\n`);
+    if (opt.verbose) console.error(`→ ${name} ${JSON.stringify(args).slice(0, 300)} (${Math.round(performance.now() - t0)} ms)\n${text.slice(0, 3000)}${text.length > 3000 ? `\n…(${text.length} chars)` : ''}\n`);
     if (res.isError) throw new Error(`${name} failed: ${text.slice(0, 500)}`);
     return text;
   }

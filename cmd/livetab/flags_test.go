@@ -10,6 +10,7 @@ import (
 
 	"github.com/livetab/livetab/agent"
 	"github.com/livetab/livetab/page"
+	"github.com/livetab/livetab/policy"
 )
 
 // livetab mcp's flags are one table: its -h, the command's doc (main.go)
@@ -45,7 +46,7 @@ func TestMCPFlagsDocumented(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("browser_read returns %d characters a call by default", page.DefaultMaxChars),
 		fmt.Sprintf("at most this cap less %d", agent.ReadMargin),
-		"(default 40000)",
+		fmt.Sprintf("(default %d)", policy.DefaultMaxPageText),
 	} {
 		if !strings.Contains(strings.Join(strings.Fields(help.String()), " "), want) {
 			t.Errorf("mcp -h does not say %q:\n%s", want, help.String())

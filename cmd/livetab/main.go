@@ -30,7 +30,9 @@
 //     refusal).
 //   - --download-dir (captures go there; uploads read only from there or
 //     from --upload-dir), --audit FILE (one JSON line per tool call,
-//     secrets redacted), --max-page-text N, --config FILE (the same as
+//     secrets redacted), --max-page-text N (characters of one result,
+//     100,000 by default; browser_read returns 60,000 a call by default
+//     and pages on with an offset), --config FILE (the same as
 //     JSON), --settle D (how long an action waits at most for the page to
 //     settle, 1s by default).
 //   - Navigation is http and https only, checked after DNS and on every

@@ -68,61 +68,48 @@ func newMakerApp(t *testing.T) *makerApp {
 // reached the server, and the click's result says what it waited for and
 // what changed. On both backends: a launched Chromium and the serve.
 func TestMCPSettle(t *testing.T) {
-	s := needShared(t)
-	for _, backend := range []struct {
-		name string
-		args []string
-	}{
-		{"serve", nil},
-		{"launch", []string{"--launch=headless"}},
-	} {
-		t.Run(backend.name, func(t *testing.T) {
-			app := newMakerApp(t)
-			h := s.home
-			if backend.args != nil {
-				h = newHome(t)
+	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+		app := newMakerApp(t)
+		c := startMCP(t, h, nil, append(args, "--allow-domain", "127.0.0.1")...)
+		c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/maker"})
+		snap, _ := c.ok(t, "browser_snapshot", nil)
+		out, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, snap, `button "Make image"`)})
+		for _, want := range []string{
+			"settled in", "network idle", "DOM quiet",
+			// The blob's URL, for browser_capture to take at once.
+			`+ img "Generated picture" (blob: image) src=blob:` + app.URL + "/",
+			`- button "Old button"`,
+			`~ textbox "Total" = "2"`,
+			`! status "Image ready"`,
+			`! alert "Quota almost used"`,
+			`# heading "Maker: done"`,
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the click's result lacks %q:\n%s", want, out)
 			}
-			c := startMCP(t, h, nil, append(backend.args, "--allow-domain", "127.0.0.1")...)
-			c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/maker"})
-			snap, _ := c.ok(t, "browser_snapshot", nil)
-			out, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, snap, `button "Make image"`)})
-			for _, want := range []string{
-				"settled in", "network idle", "DOM quiet",
-				// The blob's URL, for browser_capture to take at once.
-				`+ img "Generated picture" (blob: image) src=blob:` + app.URL + "/",
-				`- button "Old button"`,
-				`~ textbox "Total" = "2"`,
-				`! status "Image ready"`,
-				`! alert "Quota almost used"`,
-				`# heading "Maker: done"`,
-			} {
-				if !strings.Contains(out, want) {
-					t.Errorf("the click's result lacks %q:\n%s", want, out)
-				}
+		}
+		if n := strings.Count(out, "Quota almost used"); n != 1 {
+			t.Errorf("the alert is said %d times:\n%s", n, out)
+		}
+		if n := app.made.Load(); n != 1 {
+			t.Errorf("the server heard of %d images when the click returned, want 1", n)
+		}
+		snap, _ = c.ok(t, "browser_snapshot", map[string]any{"text": true})
+		if !strings.Contains(snap, `img "Generated picture"`) {
+			t.Errorf("the snapshot right after the click lacks the image:\n%s", snap)
+		}
+		_, vt, _ := strings.Cut(snap, "Visible text of the viewport:")
+		for _, want := range []string{"Maker: done", "Image ready", "Quota almost used"} {
+			if !strings.Contains(vt, want) {
+				t.Errorf("the viewport text lacks %q:\n%s", want, snap)
 			}
-			if n := strings.Count(out, "Quota almost used"); n != 1 {
-				t.Errorf("the alert is said %d times:\n%s", n, out)
-			}
-			if n := app.made.Load(); n != 1 {
-				t.Errorf("the server heard of %d images when the click returned, want 1", n)
-			}
-			snap, _ = c.ok(t, "browser_snapshot", map[string]any{"text": true})
-			if !strings.Contains(snap, `img "Generated picture"`) {
-				t.Errorf("the snapshot right after the click lacks the image:\n%s", snap)
-			}
-			_, vt, _ := strings.Cut(snap, "Visible text of the viewport:")
-			for _, want := range []string{"Maker: done", "Image ready", "Quota almost used"} {
-				if !strings.Contains(vt, want) {
-					t.Errorf("the viewport text lacks %q:\n%s", want, snap)
-				}
-			}
-			// Nothing happens: a short wait, and it says so.
-			out, _ = c.ok(t, "browser_hover", map[string]any{"index": index(t, snap, `button "Make image"`)})
-			if !strings.Contains(out, "nothing on the page changed") {
-				t.Errorf("hover: %s", out)
-			}
-		})
-	}
+		}
+		// Nothing happens: a short wait, and it says so.
+		out, _ = c.ok(t, "browser_hover", map[string]any{"index": index(t, snap, `button "Make image"`)})
+		if !strings.Contains(out, "nothing on the page changed") {
+			t.Errorf("hover: %s", out)
+		}
+	})
 }
 
 // receiverPage sends a chosen file to the server and says so in a status
@@ -140,45 +127,32 @@ f.onchange = async () => {
 // the file (here the status line written once the server answered), so
 // the agent needs no snapshot to check it.
 func TestMCPUploadSettles(t *testing.T) {
-	s := needShared(t)
-	for _, backend := range []struct {
-		name string
-		args []string
-	}{
-		{"serve", nil},
-		{"launch", []string{"--launch=headless"}},
-	} {
-		t.Run(backend.name, func(t *testing.T) {
-			var got atomic.Int32
-			mux := http.NewServeMux()
-			mux.HandleFunc("/receiver", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, receiverPage) })
-			mux.HandleFunc("POST /receive", func(w http.ResponseWriter, r *http.Request) {
-				b, _ := io.ReadAll(r.Body)
-				got.Store(int32(len(b)))
-				fmt.Fprint(w, len(b))
-			})
-			app := httptest.NewServer(mux)
-			t.Cleanup(app.Close)
-			h := s.home
-			if backend.args != nil {
-				h = newHome(t)
-			}
-			up := t.TempDir()
-			if err := os.WriteFile(filepath.Join(up, "report.txt"), []byte("twelve bytes"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			c := startMCP(t, h, nil, append(backend.args, "--allow-domain", "127.0.0.1", "--upload-dir", up)...)
-			c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/receiver"})
-			snap, _ := c.ok(t, "browser_snapshot", nil)
-			out, _ := c.ok(t, "browser_upload", map[string]any{"index": index(t, snap, `"Report"`), "files": []string{"report.txt"}})
-			for _, want := range []string{"report.txt (text/plain", "settled in", `! status "Received report.txt: 12 bytes"`} {
-				if !strings.Contains(out, want) {
-					t.Errorf("the upload's result lacks %q:\n%s", want, out)
-				}
-			}
-			if n := got.Load(); n != 12 {
-				t.Errorf("the server had %d bytes when the upload returned, want 12", n)
-			}
+	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+		var got atomic.Int32
+		mux := http.NewServeMux()
+		mux.HandleFunc("/receiver", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, receiverPage) })
+		mux.HandleFunc("POST /receive", func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			got.Store(int32(len(b)))
+			fmt.Fprint(w, len(b))
 		})
-	}
+		app := httptest.NewServer(mux)
+		t.Cleanup(app.Close)
+		up := t.TempDir()
+		if err := os.WriteFile(filepath.Join(up, "report.txt"), []byte("twelve bytes"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := startMCP(t, h, nil, append(args, "--allow-domain", "127.0.0.1", "--upload-dir", up)...)
+		c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/receiver"})
+		snap, _ := c.ok(t, "browser_snapshot", nil)
+		out, _ := c.ok(t, "browser_upload", map[string]any{"index": index(t, snap, `"Report"`), "files": []string{"report.txt"}})
+		for _, want := range []string{"report.txt (text/plain", "settled in", `! status "Received report.txt: 12 bytes"`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the upload's result lacks %q:\n%s", want, out)
+			}
+		}
+		if n := got.Load(); n != 12 {
+			t.Errorf("the server had %d bytes when the upload returned, want 12", n)
+		}
+	})
 }

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -512,4 +513,26 @@ func TestMCPNoElicitation(t *testing.T) {
 func requireBrowser(t *testing.T) {
 	t.Helper()
 	needShared(t)
+}
+
+// onBothBackends runs f on the two ways livetab mcp reaches a browser: the
+// shared serve's Chromium, and a Chromium of its own (--launch=headless) in
+// a fresh home. args are the backend's flags to start livetab mcp with.
+func onBothBackends(t *testing.T, f func(t *testing.T, h *home, args []string)) {
+	s := needShared(t)
+	for _, b := range []struct {
+		name string
+		args []string
+	}{
+		{"serve", nil},
+		{"launch", []string{"--launch=headless"}},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			h := s.home
+			if b.args != nil {
+				h = newHome(t)
+			}
+			f(t, h, slices.Clone(b.args))
+		})
+	}
 }

@@ -1143,13 +1143,14 @@
 
   // quietState says how long the document has been unchanged (ms) and how
   // many images added since the watch are loading. Go polls it: a page's own timers run late, once a
-  // second, in a background tab, and CDP calls do not. start counts the
-  // action's input as a change.
-  function quietState(start) {
+  // second, in a background tab, and CDP calls do not. inputAgo, when not
+  // negative, counts the action's input, that many ms ago, as a change.
+  /** @param {number} inputAgo */
+  function quietState(inputAgo) {
     if (!watcher) watch();
     const w = /** @type {Watch} */ (watcher);
     const now = performance.now();
-    if (start) w.last = Math.max(w.last, now);
+    if (inputAgo >= 0) w.last = Math.max(w.last, now - inputAgo);
     let imgs = 0;
     for (const i of w.imgs) if (i.isConnected && !i.complete) imgs++;
     // Ask for a frame: Chromium runs idle-time work (a canvas's toBlob,
