@@ -17,7 +17,7 @@ import (
 // and exactly one of what it should hold.
 type FormField struct {
 	RefArgs
-	Text    *string  `json:"text,omitempty" jsonschema:"For a text field or text area: the text it should hold (replaces its content)."`
+	Text    *string  `json:"text,omitempty" jsonschema:"For a text field or text area: the text it should hold (replaces its content; put in at once as a paste does: input events, no key events; browser_type types key by key)."`
 	Values  []string `json:"values,omitempty" jsonschema:"For a <select>: the options to choose, by value or visible label."`
 	Checked *bool    `json:"checked,omitempty" jsonschema:"For a checkbox, radio button or switch: whether it should be checked."`
 	Files   []string `json:"files,omitempty" jsonschema:"For a file input: paths of files in the person's upload directory."`
@@ -53,7 +53,10 @@ func WithFileSetter(f func(ctx context.Context, el runtime.RemoteObjectID, paths
 }
 
 // FillForm fills many fields in one go, each as its own action under the
-// Page's guard (typing, selecting, checking, uploading), in order. The
+// Page's guard (typing, selecting, checking, uploading), in order. Text
+// goes in as Playwright's fill puts it, at once with input events and no
+// key events (TypeOptions.Insert); use Type for a field that listens to
+// keys. The
 // guard sees every field's action, and the submit click, before any runs,
 // so that one confirmation can cover the whole form. A field that fails,
 // or that the guard refuses, does not stop the others; the result lists
@@ -139,7 +142,7 @@ func planField(f FormField) (fieldPlan, error) {
 	switch {
 	case f.Text != nil:
 		return fieldPlan{Action{Kind: KindAct, Op: "type", Ref: ref, Text: *f.Text}, func(x *action) error {
-			_, err := x.typeText(ref, *f.Text, TypeOptions{Clear: true})
+			_, err := x.typeText(ref, *f.Text, TypeOptions{Clear: true, Insert: true})
 			return err
 		}}, nil
 	case f.Values != nil:
