@@ -3,6 +3,7 @@ package capture_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -36,7 +37,7 @@ func runSave(t *testing.T, newTab func(testing.TB) context.Context, byExtension 
 		to := capture.To(capture.Dir(t.TempDir()))
 		for _, tc := range []struct{ sel, kind string }{
 			{"#result-blobvideo", "blobvideo"}, // the page's blob: URL, downloaded as is
-			{"#result-video", "video"},         // range-served: read into a blob, then saved
+			{"#result-video", "video"},         // range-served, of the page's origin: downloaded as is
 			{"#download-link", "download"},     // a download-only file the page can read
 		} {
 			res, err := c.Element(opCtx(t), capture.CSS(tc.sel), to, capture.Rungs(capture.RungSave), capture.SaveAbove(1), capture.DownloadDir(dl))
@@ -46,6 +47,19 @@ func runSave(t *testing.T, newTab func(testing.TB) context.Context, byExtension 
 			checkAsset(t, res, tc.kind, capture.RungSave)
 			if tc.kind == "blobvideo" && res.MIME != "video/webm" {
 				t.Errorf("blob video: MIME %s", res.MIME)
+			}
+			if tc.kind == "video" {
+				// The browser downloads the page's own http(s) URL itself:
+				// the page never reads the whole file (through livetab, a
+				// fetch in the page moves every chunk's Network event
+				// across the extension).
+				src, err := chromedp.Run(ctx, chromedp.Evaluate[string](`new URL(document.querySelector('#result-video').src).pathname`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if reads := fake.WholeReads(src); reads["cors"] > 0 || reads["navigate"] != 1 {
+					t.Errorf("the video was read whole %v (by Sec-Fetch-Mode), want once by a download and never by a fetch", reads)
+				}
 			}
 		}
 		noFiles(t, dl)
@@ -125,10 +139,10 @@ func runSave(t *testing.T, newTab func(testing.TB) context.Context, byExtension 
 	})
 }
 
-// TestDownloadBlobRefuses: Livetab.downloadBlob downloads only a blob: URL
-// of the session's own tab's origin, asked on that tab's session: a client
-// reaches no other page's blobs and no other URL with the person's
-// cookies.
+// TestDownloadBlobRefuses: Livetab.downloadBlob downloads only a blob: or
+// http(s) URL of the session's own tab's origin, asked on that tab's
+// session: a client reaches no other page's blobs and no other site with
+// the person's cookies.
 func TestDownloadBlobRefuses(t *testing.T) {
 	ctx, _ := open(t, liveTab)
 	own, err := chromedp.Run(ctx, chromedp.Evaluate[string](`URL.createObjectURL(new Blob([new Uint8Array(100)]))`))
@@ -142,7 +156,8 @@ func TestDownloadBlobRefuses(t *testing.T) {
 		url     string
 	}{
 		{"another origin's blob", false, other},
-		{"an http URL", false, fake.URL + "/media/ref.png"},
+		{"another origin's http URL", false, fake.CrossURL + "/media/ref.png"},
+		{"a data URL", false, "data:text/plain,hello"},
 		{"a file URL", false, "file:///etc/passwd"},
 		{"the browser session", true, own},
 	} {
@@ -157,5 +172,34 @@ func TestDownloadBlobRefuses(t *testing.T) {
 		} else {
 			t.Logf("%s: %v", tc.name, err)
 		}
+	}
+}
+
+// TestDownloadBlobRedirectedAway: an http(s) URL of the tab's origin that
+// redirects to another origin is downloaded by Chrome, but the relay
+// cancels it and removes the file: the client gets no other site's bytes.
+func TestDownloadBlobRedirectedAway(t *testing.T) {
+	tab, c := open(t, liveTab)
+	dl := t.TempDir()
+	_, err := c.Download(opCtx(t), func(context.Context) error {
+		_, err := chromedp.Call(tab, livetabcdp.DownloadBlob, livetabcdp.DownloadBlobParams{URL: fake.URL + "/away", Filename: "away.png"})
+		return err
+	}, capture.To(capture.Dir(t.TempDir())), capture.DownloadDir(dl))
+	if !errors.Is(err, capture.ErrDownloadFailed) {
+		t.Fatalf("got %v, want ErrDownloadFailed (canceled)", err)
+	}
+	t.Log(err)
+	noFiles(t, dl)
+	home, _ := os.UserHomeDir()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left, _ := filepath.Glob(filepath.Join(home, "Downloads", "away*.png"))
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the redirected download stayed at %v", left)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
