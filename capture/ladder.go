@@ -397,7 +397,11 @@ func (c *Capturer) saveWith(ctx context.Context, cfg *config, l *lib, m meta, u 
 		if how != saveByExtension {
 			return l.CallGesture(ctx, "saveURL", nil, val(u), val(name))
 		}
-		_, err := cdp.Call(ctx, c.t, livetabcdp.DownloadBlob, livetabcdp.DownloadBlobParams{URL: u, Filename: name})
+		ask := u
+		if extensionSaveURL != nil {
+			ask = extensionSaveURL(u)
+		}
+		_, err := cdp.Call(ctx, c.t, livetabcdp.DownloadBlob, livetabcdp.DownloadBlobParams{URL: ask, Filename: name})
 		if err != nil && ctx.Err() == nil && strings.HasPrefix(u, "blob:") {
 			// An extension from before Livetab.downloadBlob: the page
 			// saves from now on, once per document.
@@ -408,6 +412,10 @@ func (c *Capturer) saveWith(ctx context.Context, cfg *config, l *lib, m meta, u 
 		return err
 	})
 }
+
+// extensionSaveURL, when set, rewrites the URL given to
+// Livetab.downloadBlob, for tests.
+var extensionSaveURL func(string) string
 
 // noIORead makes blobSource use the JavaScript reader, for tests.
 var noIORead bool

@@ -75,26 +75,9 @@ func runSave(t *testing.T, newTab func(testing.TB) context.Context, byExtension 
 	t.Run("Cancel", func(t *testing.T) {
 		ctx, c := open(t, newTab)
 		generate(t, ctx)
-		dl, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
-		cctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		_, err := c.Element(cctx, capture.CSS("#result-blobvideo"), capture.To(capture.Dir(out)), capture.ChunkSize(64<<10),
-			capture.SaveAbove(1), capture.DownloadDir(dl), capture.Rungs(capture.RungSave),
-			capture.OnProgress(func(p capture.Progress) {
-				if p.Done > 0 {
-					cancel()
-				}
-			}))
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("got %v, want context.Canceled", err)
+		for _, sel := range []string{"#result-blobvideo", "#result-video"} {
+			cancelSave(t, c, sel)
 		}
-		noFiles(t, out)
-		noFiles(t, dl)
-		// Chrome deletes a canceled download's partial file on a thread
-		// of its own, after it reports the cancel: look again later.
-		time.Sleep(2 * time.Second)
-		noFiles(t, out)
-		noFiles(t, dl)
 	})
 
 	t.Run("SandboxedFrame", func(t *testing.T) {
@@ -202,4 +185,63 @@ func TestDownloadBlobRedirectedAway(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestSaveRefusedFallsBack: an extension that refuses to download an
+// http(s) URL (one from before it took them) costs the capture nothing but
+// an attempt: the page reads the video and saves the copy, the bytes are
+// the source's.
+func TestSaveRefusedFallsBack(t *testing.T) {
+	capture.SetExtensionSaveURL(func(u string) string {
+		if strings.HasPrefix(u, "http") {
+			return strings.Replace(u, "127.0.0.1", "localhost", 1) // another origin: refused
+		}
+		return u
+	})
+	defer capture.SetExtensionSaveURL(nil)
+	ctx, c := open(t, liveTab)
+	generate(t, ctx)
+	dl := t.TempDir()
+	// Twice: the refusal must not make the capture think the extension
+	// cannot download blobs either (the page would then save once per
+	// document, and the second capture read slices).
+	for range 2 {
+		res, err := c.Element(opCtx(t), capture.CSS("#result-video"), capture.To(capture.Dir(t.TempDir())), capture.SaveAbove(1), capture.DownloadDir(dl))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkAsset(t, res, "video", capture.RungSave)
+		// (The second may first try the body of the first one's fetch.)
+		if n := len(res.Attempts); n == 0 || res.Attempts[n-1].Rung != capture.RungSave {
+			t.Errorf("attempts %v, want the refused download of the URL last", res.Attempts)
+		} else {
+			t.Log(res.Attempts[n-1].Err)
+		}
+	}
+	noFiles(t, dl)
+}
+
+// cancelSave cancels a RungSave capture of sel once bytes move: no file is
+// left in the output or the download directory.
+func cancelSave(t *testing.T, c *capture.Capturer, sel string) {
+	dl, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	cctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := c.Element(cctx, capture.CSS(sel), capture.To(capture.Dir(out)), capture.ChunkSize(64<<10),
+		capture.SaveAbove(1), capture.DownloadDir(dl), capture.Rungs(capture.RungSave),
+		capture.OnProgress(func(p capture.Progress) {
+			if p.Done > 0 {
+				cancel()
+			}
+		}))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("%s: got %v, want context.Canceled", sel, err)
+	}
+	noFiles(t, out)
+	noFiles(t, dl)
+	// Chrome deletes a canceled download's partial file on a thread
+	// of its own, after it reports the cancel: look again later.
+	time.Sleep(2 * time.Second)
+	noFiles(t, out)
+	noFiles(t, dl)
 }
