@@ -165,6 +165,8 @@ func TestDownloadBlobRedirectedAway(t *testing.T) {
 	tab, c := open(t, liveTab)
 	dl := t.TempDir()
 	_, err := c.Download(opCtx(t), func(context.Context) error {
+		tab, cancel := context.WithTimeout(tab, 20*time.Second)
+		defer cancel()
 		_, err := chromedp.Call(tab, livetabcdp.DownloadBlob, livetabcdp.DownloadBlobParams{URL: fake.URL + "/away", Filename: "away.png"})
 		return err
 	}, capture.To(capture.Dir(t.TempDir())), capture.DownloadDir(dl))
