@@ -13,11 +13,13 @@
 //     credentials (this works for blob: URLs the page made), or
 //     canvas.toBlob, into a Blob that Go then pulls in slices of at most
 //     1 MiB.
-//     A blob of at least [DefaultSaveAbove] bytes that the page read is
-//     first saved by the browser instead ([RungSave]): the page downloads
-//     it through an object URL, Chrome writes it to disk at disk speed and
-//     Go reads the file, as in rung 3; when no download starts, the slices
-//     are read as above.
+//     Media of at least [DefaultSaveAbove] bytes is first saved by the
+//     browser instead ([RungSave]): the page's own blob: URL, or an
+//     http(s) URL of the page's origin, is downloaded as is (through
+//     livetab by the extension, Livetab.downloadBlob), any other source
+//     read into a blob and downloaded through an object URL; Chrome writes
+//     it to disk at disk speed and Go reads the file, as in rung 3. When
+//     no download starts, the slices are read as above.
 //  3. [RungDownload]: media that only comes as a download (a "Download"
 //     button, Content-Disposition: attachment, a download the page's
 //     script starts) goes through the browser's download machinery
@@ -67,9 +69,10 @@ const (
 	RungPage Rung = 2
 	// RungDownload takes the file the browser downloaded.
 	RungDownload Rung = 3
-	// RungSave has the page download a blob it read (rung 2's first
-	// step), and takes the file: big media moves at disk speed instead of
-	// as base64 through CDP. It runs between rungs 1 and 2.
+	// RungSave has the browser download the media (its blob: URL, an
+	// http(s) URL of the page's origin, or a blob rung 2 read), and takes
+	// the file: big media moves at disk speed instead of as base64
+	// through CDP. It runs between rungs 1 and 2.
 	RungSave Rung = 4
 )
 

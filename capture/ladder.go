@@ -141,6 +141,24 @@ func (c *Capturer) ladder(ctx context.Context, cfg *config, l *lib, el runtime.R
 			attempts = append(attempts, Attempt{Rung: RungBody, Err: err})
 		}
 	}
+	if isHTTP(d.URL) && cfg.allowed(RungSave) && cfg.saveAbove >= 0 {
+		res, err := c.saveURL(ctx, cfg, l, d, chk)
+		switch {
+		case err == nil:
+			return done(res, nil)
+		case errors.Is(err, errBelowSave):
+		case ctx.Err() != nil || errors.Is(err, ErrTabClosed) || errors.Is(err, ErrGone) || chk != nil && errors.Is(err, errSkip):
+			return done(nil, err)
+		default:
+			attempts = append(attempts, Attempt{Rung: RungSave, Err: err})
+			if errors.Is(err, ErrDownloadFailed) {
+				// The page could not download it; nor will it a copy.
+				cfg2 := *cfg
+				cfg2.saveAbove = -1
+				cfg = &cfg2
+			}
+		}
+	}
 	if !cfg.allowed(RungPage) && !cfg.allowed(RungSave) {
 		if len(attempts) == 0 {
 			return nil, fmt.Errorf("%w: no allowed rung applies to this media (%s)", ErrNoMedia, d.Kind)
@@ -290,10 +308,24 @@ func (c *Capturer) saveHow(ctx context.Context) (int8, error) {
 	return how, nil
 }
 
-// saveURL is RungSave for a blob: URL the page made: the browser
-// downloads the URL itself, sparing the copy that opening it as a blob
-// would make. A probe gives its size and type first.
+// saveURL is RungSave for a blob: URL the page made, or an http(s) URL of
+// the page's own origin: the browser downloads the URL itself, sparing the
+// copy that opening it as a blob would make (and, through livetab, the
+// Network event of each chunk of the page's fetch, which crosses the
+// extension). A probe gives its size and type first; an http(s) URL the
+// probe cannot size (another origin, redirected, content-encoded) is left
+// to the page.
 func (c *Capturer) saveURL(ctx context.Context, cfg *config, l *lib, d desc, chk check) (*Result, error) {
+	if isHTTP(d.URL) {
+		how, err := c.saveHow(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if how == saveByPageOnce {
+			// The document's one download is kept for the blob it reads.
+			return nil, errBelowSave
+		}
+	}
 	var p struct {
 		Size int64  `json:"size"`
 		Type string `json:"type"`
@@ -365,8 +397,12 @@ func (c *Capturer) saveWith(ctx context.Context, cfg *config, l *lib, m meta, u 
 		if how != saveByExtension {
 			return l.CallGesture(ctx, "saveURL", nil, val(u), val(name))
 		}
-		_, err := cdp.Call(ctx, c.t, livetabcdp.DownloadBlob, livetabcdp.DownloadBlobParams{URL: u, Filename: name})
-		if err != nil && ctx.Err() == nil {
+		ask := u
+		if extensionSaveURL != nil {
+			ask = extensionSaveURL(u)
+		}
+		_, err := cdp.Call(ctx, c.t, livetabcdp.DownloadBlob, livetabcdp.DownloadBlobParams{URL: ask, Filename: name})
+		if err != nil && ctx.Err() == nil && strings.HasPrefix(u, "blob:") {
 			// An extension from before Livetab.downloadBlob: the page
 			// saves from now on, once per document.
 			c.mu.Lock()
@@ -376,6 +412,10 @@ func (c *Capturer) saveWith(ctx context.Context, cfg *config, l *lib, m meta, u 
 		return err
 	})
 }
+
+// extensionSaveURL, when set, rewrites the URL given to
+// Livetab.downloadBlob, for tests.
+var extensionSaveURL func(string) string
 
 // noIORead makes blobSource use the JavaScript reader, for tests.
 var noIORead bool

@@ -3,6 +3,7 @@ package capture_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -36,7 +37,7 @@ func runSave(t *testing.T, newTab func(testing.TB) context.Context, byExtension 
 		to := capture.To(capture.Dir(t.TempDir()))
 		for _, tc := range []struct{ sel, kind string }{
 			{"#result-blobvideo", "blobvideo"}, // the page's blob: URL, downloaded as is
-			{"#result-video", "video"},         // range-served: read into a blob, then saved
+			{"#result-video", "video"},         // range-served, of the page's origin: downloaded as is
 			{"#download-link", "download"},     // a download-only file the page can read
 		} {
 			res, err := c.Element(opCtx(t), capture.CSS(tc.sel), to, capture.Rungs(capture.RungSave), capture.SaveAbove(1), capture.DownloadDir(dl))
@@ -46,6 +47,19 @@ func runSave(t *testing.T, newTab func(testing.TB) context.Context, byExtension 
 			checkAsset(t, res, tc.kind, capture.RungSave)
 			if tc.kind == "blobvideo" && res.MIME != "video/webm" {
 				t.Errorf("blob video: MIME %s", res.MIME)
+			}
+			if tc.kind == "video" {
+				// The browser downloads the page's own http(s) URL itself:
+				// the page never reads the whole file (through livetab, a
+				// fetch in the page moves every chunk's Network event
+				// across the extension).
+				src, err := chromedp.Run(ctx, chromedp.Evaluate[string](`new URL(document.querySelector('#result-video').src).pathname`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if reads := fake.WholeReads(src); reads["cors"] > 0 || reads["navigate"] != 1 {
+					t.Errorf("the video was read whole %v (by Sec-Fetch-Mode), want once by a download and never by a fetch", reads)
+				}
 			}
 		}
 		noFiles(t, dl)
@@ -61,26 +75,9 @@ func runSave(t *testing.T, newTab func(testing.TB) context.Context, byExtension 
 	t.Run("Cancel", func(t *testing.T) {
 		ctx, c := open(t, newTab)
 		generate(t, ctx)
-		dl, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
-		cctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		_, err := c.Element(cctx, capture.CSS("#result-blobvideo"), capture.To(capture.Dir(out)), capture.ChunkSize(64<<10),
-			capture.SaveAbove(1), capture.DownloadDir(dl), capture.Rungs(capture.RungSave),
-			capture.OnProgress(func(p capture.Progress) {
-				if p.Done > 0 {
-					cancel()
-				}
-			}))
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("got %v, want context.Canceled", err)
+		for _, sel := range []string{"#result-blobvideo", "#result-video"} {
+			cancelSave(t, c, sel)
 		}
-		noFiles(t, out)
-		noFiles(t, dl)
-		// Chrome deletes a canceled download's partial file on a thread
-		// of its own, after it reports the cancel: look again later.
-		time.Sleep(2 * time.Second)
-		noFiles(t, out)
-		noFiles(t, dl)
 	})
 
 	t.Run("SandboxedFrame", func(t *testing.T) {
@@ -125,10 +122,10 @@ func runSave(t *testing.T, newTab func(testing.TB) context.Context, byExtension 
 	})
 }
 
-// TestDownloadBlobRefuses: Livetab.downloadBlob downloads only a blob: URL
-// of the session's own tab's origin, asked on that tab's session: a client
-// reaches no other page's blobs and no other URL with the person's
-// cookies.
+// TestDownloadBlobRefuses: Livetab.downloadBlob downloads only a blob: or
+// http(s) URL of the session's own tab's origin, asked on that tab's
+// session: a client reaches no other page's blobs and no other site with
+// the person's cookies.
 func TestDownloadBlobRefuses(t *testing.T) {
 	ctx, _ := open(t, liveTab)
 	own, err := chromedp.Run(ctx, chromedp.Evaluate[string](`URL.createObjectURL(new Blob([new Uint8Array(100)]))`))
@@ -142,7 +139,8 @@ func TestDownloadBlobRefuses(t *testing.T) {
 		url     string
 	}{
 		{"another origin's blob", false, other},
-		{"an http URL", false, fake.URL + "/media/ref.png"},
+		{"another origin's http URL", false, fake.CrossURL + "/media/ref.png"},
+		{"a data URL", false, "data:text/plain,hello"},
 		{"a file URL", false, "file:///etc/passwd"},
 		{"the browser session", true, own},
 	} {
@@ -158,4 +156,94 @@ func TestDownloadBlobRefuses(t *testing.T) {
 			t.Logf("%s: %v", tc.name, err)
 		}
 	}
+}
+
+// TestDownloadBlobRedirectedAway: an http(s) URL of the tab's origin that
+// redirects to another origin is downloaded by Chrome, but the relay
+// cancels it and removes the file: the client gets no other site's bytes.
+func TestDownloadBlobRedirectedAway(t *testing.T) {
+	tab, c := open(t, liveTab)
+	dl := t.TempDir()
+	_, err := c.Download(opCtx(t), func(context.Context) error {
+		tab, cancel := context.WithTimeout(tab, 20*time.Second)
+		defer cancel()
+		_, err := chromedp.Call(tab, livetabcdp.DownloadBlob, livetabcdp.DownloadBlobParams{URL: fake.URL + "/away", Filename: "away.png"})
+		return err
+	}, capture.To(capture.Dir(t.TempDir())), capture.DownloadDir(dl))
+	if !errors.Is(err, capture.ErrDownloadFailed) {
+		t.Fatalf("got %v, want ErrDownloadFailed (canceled)", err)
+	}
+	t.Log(err)
+	noFiles(t, dl)
+	home, _ := os.UserHomeDir()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left, _ := filepath.Glob(filepath.Join(home, "Downloads", "away*.png"))
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the redirected download stayed at %v", left)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestSaveRefusedFallsBack: an extension that refuses to download an
+// http(s) URL (one from before it took them) costs the capture nothing but
+// an attempt: the page reads the video and saves the copy, the bytes are
+// the source's.
+func TestSaveRefusedFallsBack(t *testing.T) {
+	capture.SetExtensionSaveURL(func(u string) string {
+		if strings.HasPrefix(u, "http") {
+			return strings.Replace(u, "127.0.0.1", "localhost", 1) // another origin: refused
+		}
+		return u
+	})
+	defer capture.SetExtensionSaveURL(nil)
+	ctx, c := open(t, liveTab)
+	generate(t, ctx)
+	dl := t.TempDir()
+	// Twice: the refusal must not make the capture think the extension
+	// cannot download blobs either (the page would then save once per
+	// document, and the second capture read slices).
+	for range 2 {
+		res, err := c.Element(opCtx(t), capture.CSS("#result-video"), capture.To(capture.Dir(t.TempDir())), capture.SaveAbove(1), capture.DownloadDir(dl))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkAsset(t, res, "video", capture.RungSave)
+		// (The second may first try the body of the first one's fetch.)
+		if n := len(res.Attempts); n == 0 || res.Attempts[n-1].Rung != capture.RungSave {
+			t.Errorf("attempts %v, want the refused download of the URL last", res.Attempts)
+		} else {
+			t.Log(res.Attempts[n-1].Err)
+		}
+	}
+	noFiles(t, dl)
+}
+
+// cancelSave cancels a RungSave capture of sel once bytes move: no file is
+// left in the output or the download directory.
+func cancelSave(t *testing.T, c *capture.Capturer, sel string) {
+	dl, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	cctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := c.Element(cctx, capture.CSS(sel), capture.To(capture.Dir(out)), capture.ChunkSize(64<<10),
+		capture.SaveAbove(1), capture.DownloadDir(dl), capture.Rungs(capture.RungSave),
+		capture.OnProgress(func(p capture.Progress) {
+			if p.Done > 0 {
+				cancel()
+			}
+		}))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("%s: got %v, want context.Canceled", sel, err)
+	}
+	noFiles(t, out)
+	noFiles(t, dl)
+	// Chrome deletes a canceled download's partial file on a thread
+	// of its own, after it reports the cancel: look again later.
+	time.Sleep(2 * time.Second)
+	noFiles(t, out)
+	noFiles(t, dl)
 }

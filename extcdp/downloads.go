@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -93,8 +94,12 @@ type download struct {
 	tab   *tab
 	url   string
 	begun bool // Browser.downloadWillBegin sent
-	done  bool // the completed (or canceled) progress sent
-	info  wire.DownloadInfo
+	// origin is the origin an http(s) URL of Livetab.downloadBlob must
+	// end at: a download redirected elsewhere is canceled and its file
+	// removed, so that a client gets no other origin's bytes.
+	origin string
+	done   bool // the completed (or canceled) progress sent
+	info   wire.DownloadInfo
 }
 
 type downloadState struct {
@@ -351,6 +356,15 @@ func (r *Relay) finishDownload(dl *download) {
 		r.broadcastDownload(dl, cdproto.EventBrowserDownloadProgress, p)
 		return
 	}
+	if dl.origin != "" && dl.info.FinalURL != "" && originOf(dl.info.FinalURL) != dl.origin {
+		p["state"] = "canceled"
+		r.broadcastDownload(dl, cdproto.EventBrowserDownloadProgress, p)
+		if f := dl.info.Filename; f != "" {
+			go os.Remove(f)
+		}
+		r.log.Warn("removed a Livetab.downloadBlob download redirected to another origin", "url", dl.url, "final", dl.info.FinalURL)
+		return
+	}
 	p["filePath"] = dl.info.Filename
 	dest := r.downloadDest(dl)
 	if dest == "" || dl.info.Filename == "" {
@@ -371,6 +385,15 @@ func (r *Relay) finishDownload(dl *download) {
 		}
 		r.broadcastDownload(dl, cdproto.EventBrowserDownloadProgress, p)
 	}()
+}
+
+// originOf is the origin of an http(s) URL, "" for any other.
+func originOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + strings.ToLower(u.Host)
 }
 
 func baseName(path string) string {
@@ -394,11 +417,15 @@ const (
 var safeFilename = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._ -]{0,99}$`)
 
 // downloadBlob answers Livetab.downloadBlob: the extension downloads a
-// blob: URL of the session's tab with chrome.downloads, which Chrome does
-// not hold to one automatic download per page as it does the page's own
-// <a download>. The download is the tab's: its events and its file go as
-// for any download the tab announced. The extension checks that the URL's
-// origin is the tab's, so a client reaches no other page's blobs.
+// blob: URL, or an http(s) URL, of the session's tab's origin with
+// chrome.downloads, which Chrome does not hold to one automatic download
+// per page as it does the page's own <a download>, and which, unlike the
+// page's fetch, sends no Network event per chunk across the extension. The
+// download is the tab's: its events and its file go as for any download
+// the tab announced. The extension checks that the URL's origin is the
+// tab's, so a client reaches no other page's blobs and no other site with
+// the person's cookies; an http(s) download redirected to another origin
+// is canceled and its file removed (finishDownload).
 func (c *Client) downloadBlob(ctx context.Context, m *cdproto.Message, sid target.SessionID) {
 	var p livetabcdp.DownloadBlobParams
 	if !c.params(m, sid, &p) {
@@ -415,8 +442,8 @@ func (c *Client) downloadBlob(ctx context.Context, m *cdproto.Message, sid targe
 	case t == nil:
 		c.fail(m.ID, sid, -32000, fmt.Sprintf("%s needs a tab's session: send it with the sessionId of the tab whose page made the blob", m.Method))
 		return
-	case !strings.HasPrefix(p.URL, "blob:"):
-		c.fail(m.ID, sid, -32602, fmt.Sprintf("%s: %.80q is not a blob: URL; other URLs download through the page (a link, a navigation)", m.Method, p.URL))
+	case !strings.HasPrefix(p.URL, "blob:") && originOf(p.URL) == "":
+		c.fail(m.ID, sid, -32602, fmt.Sprintf("%s: %.80q is neither a blob: URL nor an http(s) URL; other URLs download through the page (a link, a navigation)", m.Method, p.URL))
 		return
 	}
 	name := p.Filename
@@ -425,7 +452,7 @@ func (c *Client) downloadBlob(ctx context.Context, m *cdproto.Message, sid targe
 	}
 	var id [16]byte
 	rand.Read(id[:])
-	dl := &download{guid: "livetab-blob-" + hex.EncodeToString(id[:]), url: p.URL, tab: t}
+	dl := &download{guid: "livetab-blob-" + hex.EncodeToString(id[:]), url: p.URL, tab: t, origin: originOf(p.URL)}
 	r.mu.Lock()
 	r.downloads.init()
 	r.downloads.byGUID[dl.guid] = dl

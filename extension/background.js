@@ -917,23 +917,28 @@ const ops = {
     return {};
   },
 
-  // Downloads a blob: URL of the tab's own page with chrome.downloads: the
-  // bytes go to disk at disk speed, and Chrome does not hold it to one
-  // automatic download per page (after which it asks the person), as it
-  // does a download the page starts. Only the tab's own origin: a client
-  // reaches no other page's blobs.
+  // Downloads a blob: URL, or an http(s) URL, of the tab's own origin with
+  // chrome.downloads: the bytes go to disk at disk speed, and Chrome does
+  // not hold it to one automatic download per page (after which it asks the
+  // person), as it does a download the page starts. Only the tab's own
+  // origin: a client reaches no other page's blobs and no other site with
+  // the person's cookies (Go cancels an http download redirected away).
   async 'ext.downloadBlob'(params) {
     const tabId = tabIdOf(params, 'ext.downloadBlob');
     const p = /** @type {{url?: unknown, filename?: unknown}} */ (params);
-    if (typeof p.url !== 'string' || !p.url.startsWith('blob:')) throw new Error('livetab: ext.downloadBlob needs a blob: URL');
+    if (typeof p.url !== 'string' || !/^(blob:|https?:)/.test(p.url)) {
+      throw new Error('livetab: ext.downloadBlob needs a blob: or http(s) URL');
+    }
     const tab = await chrome.tabs.get(tabId);
     let same = false;
     try {
-      same = new URL(p.url.slice('blob:'.length)).origin === new URL(tab.url || '').origin;
+      const inner = p.url.startsWith('blob:') ? p.url.slice('blob:'.length) : p.url;
+      const origin = new URL(inner).origin;
+      same = origin !== 'null' && origin === new URL(tab.url || '').origin;
     } catch {
       // not comparable: refused below
     }
-    if (!same) throw new Error("livetab: the blob is not of the tab's origin");
+    if (!same) throw new Error("livetab: the URL is not of the tab's origin");
     /** @type {chrome.downloads.DownloadOptions} */
     const opts = { url: p.url, saveAs: false, conflictAction: 'uniquify' };
     if (typeof p.filename === 'string' && /^[A-Za-z0-9_-][A-Za-z0-9._ -]{0,99}$/.test(p.filename)) opts.filename = p.filename;

@@ -194,7 +194,7 @@ var SetPolicy = cdp.Command[SetPolicyParams, cdp.Empty]{Method: CommandSetPolicy
 // DownloadBlobParams are the parameters of the command
 // Livetab.downloadBlob.
 type DownloadBlobParams struct {
-	// URL is a blob: URL of the tab's own origin.
+	// URL is a blob: URL, or an http(s) URL, of the tab's own origin.
 	URL string `json:"url"`
 	// Filename is a name for the file in the person's Downloads folder
 	// (letters, digits, ". _ -" and spaces); others are left to Chrome.
@@ -214,7 +214,11 @@ type DownloadBlobResult struct {
 // Browser.download* events). Unlike a download the page starts, it is not
 // held to Chrome's one automatic download per page, after which Chrome
 // asks the person. Send it on the tab's session: the URL's origin must be
-// the tab's.
+// the tab's. An http(s) URL (an extension from before 2026-11-25 refuses
+// it: read the URL in the page then) is fetched by the browser with the
+// person's cookies, as a link of the page would be, and sends no Network
+// event per chunk to the tab's clients; one that redirects to another
+// origin ends canceled, its file removed.
 var DownloadBlob = cdp.Command[DownloadBlobParams, DownloadBlobResult]{Method: CommandDownloadBlob}
 
 // codeMethodNotFound is JSON-RPC's "method not found", which Chrome answers

@@ -49,6 +49,17 @@ function () {
     }
   }
 
+  // ownOrigin says whether url is of the document's origin: the only
+  // http(s) URLs saved as downloads (a link to another origin would be
+  // followed, not downloaded).
+  function ownOrigin(url) {
+    try {
+      return new URL(url, location.href).origin === location.origin;
+    } catch {
+      return false;
+    }
+  }
+
   function short(url) {
     return url.length > 200 ? url.slice(0, 197) + '...' : url;
   }
@@ -425,27 +436,48 @@ function () {
       return url;
     },
 
-    // probe says the size and type behind a blob: URL without reading
-    // it, so that saveURL need not copy the blob first.
+    // probe says the size and type behind a blob: URL, or an http(s) URL
+    // of the page's own origin, without reading it, so that saveURL need
+    // not copy it into a blob first. An http(s) URL is asked for its first
+    // byte only (a range-served file says its size in Content-Range); one
+    // the browser cannot download as the page reads it (redirected,
+    // content-encoded, not 200/206) gets size -1: read it in the page.
     async probe(url) {
-      if (!url.startsWith('blob:')) fail('nomedia', 'only blob: URLs are probed');
+      const http = url.startsWith('http:') || url.startsWith('https:');
+      if (!url.startsWith('blob:') && !http) fail('nomedia', 'only blob: and http(s) URLs are probed');
+      if (http && !ownOrigin(url)) return { size: -1, type: '' };
       /** @type {Response} */
       let res;
       try {
-        res = await fetch(url);
+        res = await fetch(url, http ? { headers: { Range: 'bytes=0-0' }, cache: 'no-store' } : undefined);
       } catch (e) {
+        if (http) return { size: -1, type: '' };
         fail('gone', 'the page cannot read ' + short(url) + ': the blob URL was revoked, or it is a MediaSource stream, which has no file to capture (' + e + ')');
       }
-      const size = Number(res.headers.get('content-length'));
       if (res.body) res.body.cancel().catch(() => {});
-      return { size: Number.isFinite(size) && res.headers.has('content-length') ? size : -1, type: res.headers.get('content-type') || '' };
+      const type = res.headers.get('content-type') || '';
+      let size = -1;
+      if (!http) {
+        const n = Number(res.headers.get('content-length'));
+        if (Number.isFinite(n) && res.headers.has('content-length')) size = n;
+      } else if (!res.redirected && ['', 'identity'].includes(res.headers.get('content-encoding') || '')) {
+        const m = /^bytes 0-0\/(\d+)$/.exec(res.headers.get('content-range') || '');
+        const n = Number(res.headers.get('content-length'));
+        if (res.status === 206 && m) size = Number(m[1]);
+        else if (res.status === 200 && res.headers.has('content-length') && Number.isFinite(n)) size = n;
+      }
+      return { size, type };
     },
 
-    // saveURL has the browser download a blob: URL as the page's own
-    // "save" link would. The anchor stays out of the document, so the
-    // page's listeners never see its click.
+    // saveURL has the browser download a blob: URL, or an http(s) URL of
+    // the page's own origin, as the page's own "save" link would. The
+    // anchor stays out of the document, so the page's listeners never see
+    // its click.
     saveURL(url, name) {
-      if (!url.startsWith('blob:')) fail('nomedia', 'only blob: URLs are saved directly');
+      const http = url.startsWith('http:') || url.startsWith('https:');
+      if (!url.startsWith('blob:') && !(http && ownOrigin(url))) {
+        fail('nomedia', 'only blob: URLs and http(s) URLs of the page\'s origin are saved directly');
+      }
       const a = document.createElement('a');
       a.href = url;
       a.download = name || 'capture';

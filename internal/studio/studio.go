@@ -91,6 +91,10 @@ type Studio struct {
 	changed chan struct{}
 	refPNG  []byte
 	bgPNG   []byte
+	// whole counts the whole-file (no Range) requests of each media path
+	// by their Sec-Fetch-Mode: "cors" is a page's fetch, "navigate" a
+	// download.
+	whole map[string]map[string]int
 }
 
 // New starts a Studio; Close stops it.
@@ -161,6 +165,19 @@ func (s *Studio) Asset(kind string) (Asset, bool) {
 	return a, ok
 }
 
+// WholeReads says how many times path was requested whole (without a
+// Range header), by Sec-Fetch-Mode ("cors" for a page's fetch, "navigate"
+// for a download).
+func (s *Studio) WholeReads(path string) map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range s.whole[path] {
+		out[k] = v
+	}
+	return out
+}
+
 // Uploads returns the uploads received so far.
 func (s *Studio) Uploads() []Upload {
 	s.mu.Lock()
@@ -212,6 +229,9 @@ func (s *Studio) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Content-Security-Policy", "sandbox allow-scripts allow-same-origin")
 		io.WriteString(w, "<!doctype html><title>sandboxed</title><video id=v></video>")
+	case r.URL.Path == "/away":
+		// A URL of the studio's origin that sends its reader to another.
+		http.Redirect(w, r, s.CrossURL+"/media/ref.png", http.StatusFound)
 	case r.URL.Path == "/generate":
 		s.generate(w, r)
 	case r.URL.Path == "/report":
@@ -357,6 +377,17 @@ func (s *Studio) media(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		return
+	}
+	if r.Header.Get("Range") == "" {
+		s.mu.Lock()
+		if s.whole == nil {
+			s.whole = map[string]map[string]int{}
+		}
+		if s.whole[r.URL.Path] == nil {
+			s.whole[r.URL.Path] = map[string]int{}
+		}
+		s.whole[r.URL.Path][r.Header.Get("Sec-Fetch-Mode")]++
+		s.mu.Unlock()
 	}
 	g, name, err := s.generator(r.URL.RequestURI())
 	if err != nil {

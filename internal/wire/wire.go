@@ -124,7 +124,7 @@ const (
 	CloseTab    = "ext.closeTab"
 	ActivateTab = "ext.activateTab"
 	FileAccess  = "ext.fileAccess"
-	// DownloadBlob downloads a blob: URL of a tab's origin with
+	// DownloadBlob downloads a blob: or http(s) URL of a tab's origin with
 	// chrome.downloads (DownloadBlobParams).
 	DownloadBlob = "ext.downloadBlob"
 	SetPolicy    = "ext.setPolicy"
