@@ -14,7 +14,8 @@ import (
 )
 
 // livetab mcp's flags are one table: its -h, the command's doc (main.go)
-// and the README's MCP section each name every flag, so they cannot drift.
+// and the MCP page of the docs (docs/mcp.md) each name every flag, so they
+// cannot drift.
 func TestMCPFlagsDocumented(t *testing.T) {
 	fs, _, _, _, _ := mcpFlags()
 	var help bytes.Buffer
@@ -24,7 +25,7 @@ func TestMCPFlagsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/mcp.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,9 +33,9 @@ func TestMCPFlagsDocumented(t *testing.T) {
 	fs.VisitAll(func(f *flag.Flag) {
 		name := "--" + f.Name
 		for where, text := range map[string]string{
-			"the -h usage line":        synopsis,
-			"main.go's doc":            string(doc[:bytes.Index(doc, []byte("package main"))]),
-			"the README's MCP section": mcpSection(string(readme)),
+			"the -h usage line": synopsis,
+			"main.go's doc":     string(doc[:bytes.Index(doc, []byte("package main"))]),
+			"docs/mcp.md":       string(readme),
 		} {
 			if !strings.Contains(text, name) {
 				t.Errorf("%s does not name %s", where, name)
@@ -64,11 +65,4 @@ func TestMCPFlagsDocumented(t *testing.T) {
 	if !strings.Contains(help.String(), "--allow-domain entry that names a loopback") {
 		t.Errorf("mcp -h does not say that --allow-domain 127.0.0.1 allows that host:\n%s", help.String())
 	}
-}
-
-// mcpSection is the README's section on livetab mcp.
-func mcpSection(readme string) string {
-	_, s, _ := strings.Cut(readme, "livetab mcp`\n")
-	s, _, _ = strings.Cut(s, "\n## ")
-	return s
 }

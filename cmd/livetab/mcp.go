@@ -21,7 +21,7 @@ import (
 )
 
 // mcpFlags is the one table of livetab mcp's flags: its -h, the command's
-// doc and the README are checked against it (TestMCPFlagsDocumented).
+// doc and docs/mcp.md are checked against it (TestMCPFlagsDocumented).
 func mcpFlags() (fs *flag.FlagSet, launch *launchMode, chrome *string, pf *policy.Flags, settle *time.Duration) {
 	fs = flags("mcp", "")
 	settle = fs.Duration("settle", page.DefaultSettle, "how long an action waits at most for the page to settle (navigation loaded, network idle, DOM quiet) before it returns what changed; 0: return at once")
