@@ -283,8 +283,11 @@ type tab struct {
 	attached bool       // the extension's debugger is attached
 
 	sessions []*session // sessions on the tab itself
-	runtime  execContexts
-	doc      docCache
+	// fetch is the client that intercepts the attachment's requests
+	// (fetch.go).
+	fetch   *Client
+	runtime execContexts
+	doc     docCache
 	// setup: the commands that set up the attachment, for a reattach
 	// (reattach.go).
 	setup    []setupCmd
@@ -304,6 +307,7 @@ type child struct {
 	targetID target.ID
 	info     target.Info
 	sessions []*session // relay sessions bound to this target (WithTargetID)
+	fetch    *Client    // who intercepts its requests (fetch.go)
 	runtime  execContexts
 	doc      docCache
 }
@@ -703,8 +707,15 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 			}
 		}
 	}
+	holder := t.fetch
+	if c != nil {
+		holder = c.fetch
+	}
 	if c == nil {
 		for _, s := range t.sessions {
+			if !fetchTo(method, holder, s.client) {
+				continue
+			}
 			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
 		}
 		return
@@ -713,11 +724,13 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 	// the child's own session id, to every client on its tab: that is what
 	// Chrome's flat auto-attach does for Playwright and Puppeteer.
 	for _, s := range c.sessions {
-		s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
+		if fetchTo(method, holder, s.client) {
+			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
+		}
 	}
 	var done []*Client
 	for _, s := range t.sessions {
-		if !containsClient(done, s.client) {
+		if !containsClient(done, s.client) && fetchTo(method, holder, s.client) {
 			done = append(done, s.client)
 			s.client.deliver(&cdproto.Message{SessionID: target.SessionID(c.sid), Method: method, Params: f.Params})
 		}
@@ -827,6 +840,9 @@ func (r *Relay) endSession(s *session) {
 		s.child.sessions = removeSession(s.child.sessions, s)
 	} else if s.tab != nil {
 		s.tab.sessions = removeSession(s.tab.sessions, s)
+	}
+	if s.tab != nil {
+		r.letGoOfFetch(s.tab, s.client)
 	}
 	r.syncTab(s.tab, s.client)
 	params, _ := jsonv2.Marshal(map[string]string{"sessionId": string(s.id), "targetId": string(s.targetID())}, wire.Options)

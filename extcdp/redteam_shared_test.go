@@ -1,0 +1,79 @@
+package extcdp_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sharedTab gives two endpoint clients a session each on one tab the
+// person opened.
+func sharedTab(t *testing.T, path string) (a, b *rawClient, sa, sb string) {
+	t.Helper()
+	srv, tok := endpoint(t)
+	id := userTab(t, site.URL+path)
+	t.Cleanup(func() {
+		u, err := env.User(context.Background())
+		if err == nil {
+			u.CloseTab(context.Background(), id)
+			u.Close()
+		}
+	})
+	a, b = dialRawTo(t, srv, tok), dialRawTo(t, srv, tok)
+	sa, sb = a.attach(id), b.attach(id)
+	a.eval(sa, "1")
+	b.eval(sb, "1")
+	return a, b, sa, sb
+}
+
+// TestRedTeamLeftInterceptionWedgesNoTab: client A intercepts the requests
+// of a tab the person opened (Fetch.enable), which client B uses too, then
+// dies without a word. Chrome has one Fetch agent per attachment and the
+// relay keeps the attachment for B: every request of the person's tab
+// then waits for an answer that no one will give, the person's own clicks
+// included, for as long as B stays.
+func TestRedTeamLeftInterceptionWedgesNoTab(t *testing.T) {
+	a, b, sa, sb := sharedTab(t, "/form?left-fetch")
+	a.must(sa, "Fetch.enable", map[string]any{"patterns": []map[string]any{{"urlPattern": "*"}}})
+	a.ws.CloseNow()
+	<-a.closed
+	time.Sleep(500 * time.Millisecond) // the endpoint notices the close
+	b.bound = 15 * time.Second
+	got, err := b.call(sb, "Runtime.evaluate", map[string]any{
+		"expression":   "fetch('/form?after').then(r => r.status)",
+		"awaitPromise": true, "returnByValue": true,
+	})
+	if err != nil || !strings.Contains(string(got), "200") {
+		t.Fatalf("a request of the tab after A left: %s %v", got, err)
+	}
+}
+
+// TestRedTeamInterceptionStaysWithItsClient: A intercepts the requests of
+// a shared tab. B must neither hear of A's paused requests (it could
+// answer them with a page of its own, or send A's navigation elsewhere)
+// nor take A's interception away by enabling its own.
+func TestRedTeamInterceptionStaysWithItsClient(t *testing.T) {
+	a, b, sa, sb := sharedTab(t, "/form?own-fetch")
+	a.must(sa, "Fetch.enable", map[string]any{"patterns": []map[string]any{{"urlPattern": "*after*"}}})
+	t.Cleanup(func() { a.call(sa, "Fetch.disable", nil) })
+	// B's own interception must not replace A's patterns.
+	if _, err := b.call(sb, "Fetch.enable", map[string]any{"patterns": []map[string]any{{"urlPattern": "*nothing-matches*"}}}); err == nil {
+		t.Cleanup(func() { b.call(sb, "Fetch.disable", nil) })
+	}
+	go b.call(sb, "Runtime.evaluate", map[string]any{"expression": "fetch('/form?after').then(r => r.status)", "awaitPromise": true})
+	deadline := time.Now().Add(10 * time.Second)
+	for !a.seen("/form?after") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !a.seen("/form?after") {
+		t.Errorf("B's Fetch.enable took A's interception away: A never saw the request paused")
+	}
+	b.mu.Lock()
+	for _, e := range b.events {
+		if strings.HasPrefix(e.Method, "Fetch.") {
+			t.Errorf("B heard A's %s: %s", e.Method, e.Params)
+		}
+	}
+	b.mu.Unlock()
+}
