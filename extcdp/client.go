@@ -492,11 +492,20 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 			return
 		}
 	}
+	r.mu.Lock()
 	if sid == "" {
-		r.mu.Lock()
 		t.noteSetup(string(m.Method), params)
-		r.mu.Unlock()
 	}
+	if hook := r.noteState(c, t, sid, string(m.Method)); hook != nil {
+		next := done
+		done = func(rep *wire.Frame, err error) {
+			if err == nil && rep.Error == nil {
+				hook(rep.Result)
+			}
+			next(rep, err)
+		}
+	}
+	r.mu.Unlock()
 	f := &wire.Frame{Method: string(m.Method), Params: params, TabID: t.id, SessionID: sid}
 	if err := r.b.Go(ctx, f, done); err != nil {
 		cancel()

@@ -73,22 +73,10 @@ func fetchEvent(m cdproto.MethodType) bool {
 // isFetch reports the commands fetchCommand takes.
 func isFetch(m cdproto.MethodType) bool { return strings.HasPrefix(string(m), "Fetch.") }
 
-// letGoOfFetch ends the interception c holds on t and its child sessions
-// once c has no session left there: the requests it holds go on, and no
-// new one waits for it. Call with r.mu held, after c's session is gone.
+// letGoOfFetch ends the interception c holds on t and its child
+// sessions, c having no session left there (leftTab): the requests it
+// holds go on, and no new one waits for it. Call with r.mu held.
 func (r *Relay) letGoOfFetch(t *tab, c *Client) {
-	if c.hasSessionOn(t) {
-		return
-	}
-	for _, ch := range r.children {
-		if ch.tab == t {
-			for _, s := range ch.sessions {
-				if s.client == c {
-					return
-				}
-			}
-		}
-	}
 	disable := func(sid string) {
 		if t.attached {
 			r.b.GoNow(&wire.Frame{Method: string(cdproto.CommandFetchDisable), TabID: t.id, SessionID: sid}, func(*wire.Frame, error) {})

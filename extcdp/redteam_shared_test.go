@@ -77,3 +77,49 @@ func TestRedTeamInterceptionStaysWithItsClient(t *testing.T) {
 	}
 	b.mu.Unlock()
 }
+
+// TestRedTeamLeftStateBreaksNoTab: client A puts the person's tab, which
+// B uses too, into a state that breaks it — offline, its scripts off,
+// every URL blocked, paused in the debugger — then dies. The person's tab
+// must not stay broken while B stays attached.
+func TestRedTeamLeftStateBreaksNoTab(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cmds [][2]any
+	}{
+		{"offline", [][2]any{{"Network.enable", nil}, {"Network.emulateNetworkConditions", map[string]any{"offline": true, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}}}},
+		{"blocked", [][2]any{{"Network.enable", nil}, {"Network.setBlockedURLs", map[string]any{"urls": []string{"*"}}}}},
+		{"scriptsOff", [][2]any{{"Emulation.setScriptExecutionDisabled", map[string]any{"value": true}}}},
+		{"paused", [][2]any{{"Debugger.enable", nil}, {"Debugger.pause", nil}}},
+		// A script of A's on every new document of the person's tab.
+		{"script", [][2]any{{"Page.enable", nil}, {"Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": "window.setTimeout = () => 0"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b, sa, sb := sharedTab(t, "/form?left-"+tc.name)
+			for _, c := range tc.cmds {
+				a.must(sa, c[0].(string), c[1])
+			}
+			if tc.name == "paused" {
+				// The pause takes at the page's next statement.
+				go a.call(sa, "Runtime.evaluate", map[string]any{"expression": "1"})
+				time.Sleep(300 * time.Millisecond)
+			}
+			a.ws.CloseNow()
+			<-a.closed
+			time.Sleep(500 * time.Millisecond)
+			b.bound = 10 * time.Second
+			if tc.name == "script" {
+				b.must(sb, "Page.reload", nil)
+				b.eval(sb, "document.readyState")
+			}
+			// The page runs a script of its own and loads something.
+			got, err := b.call(sb, "Runtime.evaluate", map[string]any{
+				"expression":   "new Promise(ok => setTimeout(ok, 10)).then(() => fetch('/form?after')).then(r => r.status)",
+				"awaitPromise": true, "returnByValue": true,
+			})
+			if err != nil || !strings.Contains(string(got), `"value":200`) {
+				t.Fatalf("the person's tab after A left: %s %v", got, err)
+			}
+		})
+	}
+}

@@ -285,7 +285,9 @@ type tab struct {
 	sessions []*session // sessions on the tab itself
 	// fetch is the client that intercepts the attachment's requests
 	// (fetch.go).
-	fetch   *Client
+	fetch *Client
+	// left is what each client set on the page (leftstate.go).
+	left    leftState
 	runtime execContexts
 	doc     docCache
 	// setup: the commands that set up the attachment, for a reattach
@@ -308,6 +310,7 @@ type child struct {
 	info     target.Info
 	sessions []*session // relay sessions bound to this target (WithTargetID)
 	fetch    *Client    // who intercepts its requests (fetch.go)
+	left     leftState  // what each client set on it (leftstate.go)
 	runtime  execContexts
 	doc      docCache
 }
@@ -607,6 +610,7 @@ func (r *Relay) reconcile(attached []int64) {
 			if t != nil {
 				t.attached = false
 				t.setup = nil
+				t.left, t.fetch = nil, nil
 			}
 			r.b.GoNow(&wire.Frame{Method: wire.Detach, Params: tabParams(id)}, func(*wire.Frame, error) {})
 		} else {
@@ -842,7 +846,7 @@ func (r *Relay) endSession(s *session) {
 		s.tab.sessions = removeSession(s.tab.sessions, s)
 	}
 	if s.tab != nil {
-		r.letGoOfFetch(s.tab, s.client)
+		r.leftTab(s.tab, s.client)
 	}
 	r.syncTab(s.tab, s.client)
 	params, _ := jsonv2.Marshal(map[string]string{"sessionId": string(s.id), "targetId": string(s.targetID())}, wire.Options)
@@ -866,6 +870,7 @@ func (r *Relay) releaseIfUnused(t *tab) {
 	}
 	t.attached = false
 	t.setup = nil
+	t.left, t.fetch = nil, nil
 	t.runtime.reset()
 	t.doc = docCache{}
 	for _, c := range r.children {
@@ -916,6 +921,7 @@ func detachReason(t *tab, reason string) string {
 func (r *Relay) debuggerLeft(t *tab) {
 	t.attached = false
 	t.setup = nil
+	t.left, t.fetch = nil, nil
 	t.runtime.reset()
 	t.doc = docCache{}
 	for _, c := range r.children {
