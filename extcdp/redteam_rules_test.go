@@ -1,0 +1,56 @@
+package extcdp_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/livetab/livetab/internal/testsite"
+	"github.com/livetab/livetab/livetabcdp"
+)
+
+// TestRedTeamPolicyFloodKeepsOthersRules: another program on the endpoint
+// sets a policy of thousands of domains. Chrome takes at most 1000 regex
+// rules of declarativeNetRequest, and the extension installs every
+// client's popup rules in one update: an update over the limit fails
+// whole, so a policy that took them all would leave every other client's
+// popups unheld. The flood's policy is refused, and A's popups stay within
+// A's domains.
+func TestRedTeamPolicyFloodKeepsOthersRules(t *testing.T) {
+	srv, tok := endpoint(t)
+	forbidden := testsite.NewCounter(t, "127.0.0.2", "<title>forbidden</title>secret")
+	opener := testsite.NewCounter(t, "127.0.0.1", popupPage(forbidden.URL+"/x"))
+
+	flood := dialRawTo(t, srv, tok)
+	var domains []string
+	for i := range 3000 {
+		domains = append(domains, fmt.Sprintf("d%d.example", i))
+	}
+	_, err := flood.call("", livetabcdp.CommandSetPolicy, map[string]any{"domains": domains, "blockPrivate": true})
+	t.Logf("the flood's policy: %v", err)
+	// Many clients within the bound, together past Chrome's 1000 regex
+	// rules: each one's policy that does not fit is refused, and leaves
+	// the others' rules in place.
+	for i := range 20 {
+		f := dialRawTo(t, srv, tok)
+		_, err := f.call("", livetabcdp.CommandSetPolicy, map[string]any{"domains": domains[i*64 : (i+1)*64], "blockPrivate": true})
+		if i == 0 || err != nil {
+			t.Logf("flood client %d's policy: %v", i, err)
+		}
+	}
+
+	a := dialRawTo(t, srv, tok)
+	if _, err := a.call("", livetabcdp.CommandSetPolicy, map[string]any{"sharedOnly": true, "domains": []string{"127.0.0.1"}, "blockPrivate": true}); err != nil {
+		t.Errorf("A's policy after the flood's: %v", err)
+	}
+	tid, sid := a.open(opener.URL + "/")
+	a.eval(sid, `document.readyState === 'complete' || new Promise(r => onload = r)`)
+	for _, el := range []string{"a", "b", "fb"} {
+		a.eval(sid, `document.getElementById('`+el+`').click(), true`)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	a.must("", "Target.closeTarget", map[string]any{"targetId": tid})
+	if n := forbidden.Hits.Load(); n != 0 {
+		t.Fatalf("A's popups reached the forbidden server %d times after another program's policy flood", n)
+	}
+}
