@@ -230,6 +230,20 @@ func (c *Client) refuseAttach(m *cdproto.Message, sid target.SessionID, t *tab) 
 	return true
 }
 
+// refuseOthers fails a command on a tab c did not open (Livetab.closeTab,
+// Target.activateTarget) when c's policy, or the person, keeps c off it:
+// a client that may not attach to a tab must not close it or bring it to
+// the front either. Its own tabs and their popups are c's to close.
+func (c *Client) refuseOthers(m *cdproto.Message, sid target.SessionID, t *tab) bool {
+	c.r.mu.Lock()
+	own := t.creator == c
+	c.r.mu.Unlock()
+	if own {
+		return false
+	}
+	return c.refuseAttach(m, sid, t)
+}
+
 // refuseURL fails a createTarget or Page.navigate to a URL outside c's
 // domains. reply is the session the answer goes to.
 func (c *Client) refuseURL(m *cdproto.Message, reply target.SessionID) bool {

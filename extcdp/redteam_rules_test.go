@@ -2,6 +2,7 @@ package extcdp_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,4 +54,44 @@ func TestRedTeamPolicyFloodKeepsOthersRules(t *testing.T) {
 	if n := forbidden.Hits.Load(); n != 0 {
 		t.Fatalf("A's popups reached the forbidden server %d times after another program's policy flood", n)
 	}
+}
+
+// TestRedTeamCloseTabKeepsThePolicy: Livetab.closeTab closes a tab the
+// person opened, on purpose; but a client whose policy keeps it to the
+// tabs the person shared (an agent, which a page's text may have talked
+// into it) must not close, nor bring to the front, a tab it may not even
+// attach to.
+func TestRedTeamCloseTabKeepsThePolicy(t *testing.T) {
+	srv, tok := endpoint(t)
+	a := dialRawTo(t, srv, tok)
+	a.must("", livetabcdp.CommandSetPolicy, map[string]any{"sharedOnly": true, "domains": []string{"127.0.0.1"}})
+	user := userTab(t, site.URL+"/form?not-shared-close")
+	closeUserTab(t, user)
+	if _, err := a.call("", "Target.attachToTarget", map[string]any{"targetId": user, "flatten": true}); err == nil {
+		t.Fatal("A attached to a tab the person did not share")
+	}
+	if _, err := a.call("", "Target.activateTarget", map[string]any{"targetId": user}); err == nil || !strings.Contains(err.Error(), "not shared") {
+		t.Errorf("A brought to the front a tab the person did not share: %v", err)
+	}
+	if _, err := a.call("", livetabcdp.CommandCloseTab, map[string]any{"targetId": user}); err == nil || !strings.Contains(err.Error(), "not shared") {
+		t.Errorf("A closed a tab the person did not share: %v", err)
+	}
+	var r struct {
+		TargetInfos []struct {
+			TargetID string `json:"targetId"`
+		} `json:"targetInfos"`
+	}
+	time.Sleep(300 * time.Millisecond)
+	b := dialRawTo(t, srv, tok)
+	unmarshal(b.must("", "Target.getTargets", map[string]any{}), &r)
+	found := false
+	for _, ti := range r.TargetInfos {
+		found = found || ti.TargetID == user
+	}
+	if !found {
+		t.Fatal("the person's tab is gone")
+	}
+	// Its own tab it closes.
+	own, _ := a.open(site.URL + "/form?own")
+	a.must("", livetabcdp.CommandCloseTab, map[string]any{"targetId": own})
 }
