@@ -496,7 +496,7 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 	if sid == "" {
 		t.noteSetup(string(m.Method), params)
 	}
-	if hook := r.noteState(c, t, sid, string(m.Method)); hook != nil {
+	if hook := r.noteState(c, t, sid, string(m.Method), params); hook != nil {
 		next := done
 		done = func(rep *wire.Frame, err error) {
 			if err == nil && rep.Error == nil {

@@ -54,6 +54,8 @@ var undoOf = map[string]undo{
 	"Overlay.setInspectMode":               {"Overlay.setInspectMode", `{"mode":"none"}`},
 	"Debugger.pause":                       {"Debugger.resume", `{}`},
 	"Debugger.enable":                      {"Debugger.disable", `{}`},
+	// Frames held until a debugger lets them run would wait for good.
+	"Target.setAutoAttach": {"Target.setAutoAttach", `{"autoAttach":false,"waitForDebuggerOnStart":false}`},
 }
 
 // leftState is what clients set on one attachment: per client, the keys
@@ -63,13 +65,14 @@ type leftState map[*Client]*clientState
 
 type clientState struct {
 	keys    []string
+	params  map[string]jsonv2.Value // the last params of each key
 	scripts []string
 }
 
 // noteState notes that c sent method on the attachment of t (sid "" for
 // the tab's own) and returns a reply hook for the commands whose undoing
 // needs their result. Call with r.mu held.
-func (r *Relay) noteState(c *Client, t *tab, sid, method string) func(jsonv2.Value) {
+func (r *Relay) noteState(c *Client, t *tab, sid, method string, params jsonv2.Value) func(jsonv2.Value) {
 	script := method == "Page.addScriptToEvaluateOnNewDocument"
 	if _, ok := undoOf[method]; !ok && !script {
 		return nil
@@ -83,13 +86,14 @@ func (r *Relay) noteState(c *Client, t *tab, sid, method string) func(jsonv2.Val
 	}
 	cs := (*ls)[c]
 	if cs == nil {
-		cs = &clientState{}
+		cs = &clientState{params: map[string]jsonv2.Value{}}
 		(*ls)[c] = cs
 	}
 	if !script {
 		if !slices.Contains(cs.keys, method) {
 			cs.keys = append(cs.keys, method)
 		}
+		cs.params[method] = params
 		return nil
 	}
 	return func(res jsonv2.Value) {
@@ -118,8 +122,8 @@ func (r *Relay) leftStateOf(t *tab, sid string) *leftState {
 }
 
 // undoState takes back what c set on the attachment sid of t, now that c
-// has left it; what another client still there set too stays. Call with
-// r.mu held.
+// has left it; what another client still there set too is set again as
+// that client last asked. Call with r.mu held.
 func (r *Relay) undoState(t *tab, sid string, ls leftState, c *Client) {
 	cs := ls[c]
 	if cs == nil {
@@ -141,19 +145,31 @@ func (r *Relay) undoState(t *tab, sid string, ls leftState, c *Client) {
 	}
 	for i := len(cs.keys) - 1; i >= 0; i-- {
 		key := cs.keys[i]
-		kept := false
+		var kept jsonv2.Value
 		for o, os := range ls {
 			if o != c && slices.Contains(os.keys, key) {
-				kept = true
+				kept = os.params[key]
+				if kept == nil {
+					kept = jsonv2.Value(`{}`)
+				}
 			}
 		}
-		if kept {
+		if kept != nil {
+			send(key, string(kept))
 			continue
 		}
 		u := undoOf[key]
 		send(u.method, u.params)
 		if sid == "" {
 			t.setup = dropSetup(t.setup, key)
+		}
+		if key == "Target.setAutoAttach" {
+			// The frames it already held run.
+			for _, ch := range r.children {
+				if ch.tab == t {
+					r.b.GoNow(&wire.Frame{Method: "Runtime.runIfWaitingForDebugger", Params: jsonv2.Value(`{}`), TabID: t.id, SessionID: ch.sid}, func(*wire.Frame, error) {})
+				}
+			}
 		}
 	}
 }

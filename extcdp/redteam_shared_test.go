@@ -123,3 +123,28 @@ func TestRedTeamLeftStateBreaksNoTab(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamLeftAutoAttachWedgesNoFrame: B asks the person's shared tab
+// to hold each new frame until a debugger lets it run
+// (waitForDebuggerOnStart), then dies. A cross-site frame the page then
+// adds must still load.
+func TestRedTeamLeftAutoAttachWedgesNoFrame(t *testing.T) {
+	a, b, sa, sb := sharedTab(t, "/form?left-autoattach")
+	b.must(sb, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true})
+	b.ws.CloseNow()
+	<-b.closed
+	time.Sleep(500 * time.Millisecond)
+	a.bound = 15 * time.Second
+	got, err := a.call(sa, "Runtime.evaluate", map[string]any{
+		"expression": `new Promise(ok => {
+			const f = document.createElement('iframe');
+			f.onload = () => ok('loaded');
+			f.src = '` + site.CrossURL + `/form?frame';
+			document.body.appendChild(f);
+		})`,
+		"awaitPromise": true, "returnByValue": true,
+	})
+	if err != nil || !strings.Contains(string(got), "loaded") {
+		t.Fatalf("a frame of the person's tab after B left: %s %v", got, err)
+	}
+}
