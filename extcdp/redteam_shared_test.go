@@ -91,6 +91,8 @@ func TestRedTeamLeftStateBreaksNoTab(t *testing.T) {
 		{"blocked", [][2]any{{"Network.enable", nil}, {"Network.setBlockedURLs", map[string]any{"urls": []string{"*"}}}}},
 		{"scriptsOff", [][2]any{{"Emulation.setScriptExecutionDisabled", map[string]any{"value": true}}}},
 		{"paused", [][2]any{{"Debugger.enable", nil}, {"Debugger.pause", nil}}},
+		// The person's page can no longer keep its login.
+		{"cookiesOff", [][2]any{{"Emulation.setDocumentCookieDisabled", map[string]any{"disabled": true}}}},
 		// A script of A's on every new document of the person's tab.
 		{"script", [][2]any{{"Page.enable", nil}, {"Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": "window.setTimeout = () => 0"}}}},
 	} {
@@ -119,6 +121,9 @@ func TestRedTeamLeftStateBreaksNoTab(t *testing.T) {
 			})
 			if err != nil || !strings.Contains(string(got), `"value":200`) {
 				t.Fatalf("the person's tab after A left: %s %v", got, err)
+			}
+			if got := b.eval(sb, `document.cookie = "left=1", document.cookie`); !strings.Contains(got, "left=1") {
+				t.Fatalf("the person's page cannot set a cookie after A left: %q", got)
 			}
 		})
 	}
