@@ -3,6 +3,7 @@ package extcdp_test
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -94,4 +95,35 @@ func TestRedTeamCloseTabKeepsThePolicy(t *testing.T) {
 	// Its own tab it closes.
 	own, _ := a.open(site.URL + "/form?own")
 	a.must("", livetabcdp.CommandCloseTab, map[string]any{"targetId": own})
+}
+
+// TestRedTeamDownloadFloodIsBounded: a program asks for thousands of
+// downloads of blobs (Livetab.downloadBlob, which Chrome does not hold to
+// one automatic download per page). The relay's record of downloads must
+// not grow with them for the life of `livetab serve`.
+func TestRedTeamDownloadFloodIsBounded(t *testing.T) {
+	srv, tok := endpoint(t)
+	a := dialRawTo(t, srv, tok)
+	_, sid := a.open(site.URL + "/form?dlflood")
+	origin := a.eval(sid, "location.origin")
+	before := env.Relay.Counts()["downloads"]
+	const n = 600 // twice the finished downloads the relay keeps
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			a.call(sid, livetabcdp.CommandDownloadBlob, map[string]any{"url": fmt.Sprintf("blob:%s/00000000-0000-0000-0000-%012d", origin, i)})
+		}()
+	}
+	wg.Wait()
+	time.Sleep(2 * time.Second) // the interrupted reports come in
+	if got := env.Relay.Counts()["downloads"] - before; got > n {
+		t.Fatalf("the relay holds %d download records after %d blob downloads", got, n)
+	} else {
+		t.Logf("the relay holds %d download records after %d blob downloads", got, n)
+	}
 }
