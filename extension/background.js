@@ -181,7 +181,7 @@ function refreshRules() {
       // fails whole, and every owner's popups would go unheld. Hold them
       // all closed instead.
       if (!rules.length) throw e;
-      await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: old, addRules: closedRules(excluded, FIRST_RULE_ID) });
+      await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: old, addRules: closedRules([...owners.values()], excluded, FIRST_RULE_ID) });
     }
   });
   rulesChain = next.catch(() => {});

@@ -106,11 +106,20 @@ test('drivenRules hold only the main frame of the owner\'s tabs, none without ta
 });
 
 test('closedRules block every document of the held tabs, no regex', () => {
-  const rules = closedRules([1, 2], 1000);
+  const a = { sharedOnly: true, domains: ['127.0.0.1', '*.example.com'] };
+  const b = { sharedOnly: false, domains: ['example.org'] };
+  let rules = closedRules([a, b], [1, 2], 1000);
   assert.equal(rules.length, 1);
   assert.deepEqual(rules[0], {
     id: 1000, priority: 1, action: { type: 'block' },
-    condition: { resourceTypes: ['main_frame', 'sub_frame'], excludedTabIds: [1, 2] },
+    condition: {
+      resourceTypes: ['main_frame', 'sub_frame'],
+      initiatorDomains: ['127.0.0.1', 'example.com', 'example.org'],
+      excludedTabIds: [1, 2],
+    },
   });
   assert.equal(JSON.stringify(rules).includes('regexFilter'), false);
+  // An owner with no domain: no initiator can be named.
+  rules = closedRules([a, { sharedOnly: false, domains: [], blockPrivate: true }], [], 1000);
+  assert.deepEqual(rules[0].condition, { resourceTypes: ['main_frame', 'sub_frame'] });
 });
