@@ -224,6 +224,9 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 			c.failErr(m.ID, sid, err)
 			return
 		}
+		if c.refuseOthers(m, sid, t) {
+			return
+		}
 		if _, err := r.b.Call(ctx, wire.ActivateTab, 0, wire.TabParams{TabID: t.id}); err != nil {
 			c.failErr(m.ID, sid, err)
 			return

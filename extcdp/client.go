@@ -323,6 +323,8 @@ func (c *Client) handle(m *cdproto.Message) {
 		c.sessionCommand(m, s)
 	case ch != nil && targetLevel(m):
 		c.browserCommand(m, m.SessionID)
+	case ch != nil && isFetch(m.Method):
+		c.fetchCommand(m, ch.tab, ch.sid, nil)
 	case ch != nil:
 		// A child session of an auto-attached tab, addressed by Chrome's
 		// own id, as Playwright and Puppeteer do.
@@ -359,6 +361,13 @@ func (c *Client) sessionCommand(m *cdproto.Message, s *session) {
 		return
 	case m.Method == "Page.setDownloadBehavior":
 		c.setDownloadBehavior(m, s.id)
+		return
+	case isFetch(m.Method):
+		sid := ""
+		if s.child != nil {
+			sid = s.child.sid
+		}
+		c.fetchCommand(m, s.tab, sid, s)
 		return
 	case strings.HasPrefix(string(m.Method), "Browser.") || strings.HasPrefix(string(m.Method), livetabcdp.Domain) || targetLevel(m):
 		c.browserCommand(m, s.id)
@@ -483,11 +492,20 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 			return
 		}
 	}
+	r.mu.Lock()
 	if sid == "" {
-		r.mu.Lock()
 		t.noteSetup(string(m.Method), params)
-		r.mu.Unlock()
 	}
+	if hook := r.noteState(c, t, sid, string(m.Method), params); hook != nil {
+		next := done
+		done = func(rep *wire.Frame, err error) {
+			if err == nil && rep.Error == nil {
+				hook(rep.Result)
+			}
+			next(rep, err)
+		}
+	}
+	r.mu.Unlock()
 	f := &wire.Frame{Method: string(m.Method), Params: params, TabID: t.id, SessionID: sid}
 	if err := r.b.Go(ctx, f, done); err != nil {
 		cancel()

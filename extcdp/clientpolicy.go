@@ -42,6 +42,10 @@ func (c *Client) setPolicy(ctx context.Context, m *cdproto.Message, sid target.S
 		c.fail(m.ID, sid, -32602, livetabcdp.CommandSetPolicy+": "+err.Error())
 		return
 	}
+	if err := policySize(sp); err != nil {
+		c.failErr(m.ID, sid, err)
+		return
+	}
 	p := wire.PolicyParams{SharedOnly: sp.SharedOnly, Domains: sp.Domains, BlockPrivate: sp.BlockPrivate, PrivateAllowed: sp.PrivateAllowed}
 	if p.Domains == nil {
 		p.Domains = []string{}
@@ -70,6 +74,32 @@ func (c *Client) setPolicy(ctx context.Context, m *cdproto.Message, sid target.S
 		return
 	}
 	c.reply(m.ID, sid, nil)
+}
+
+// maxPolicyPatterns bounds the domains (and the private hosts) of one
+// client's policy, maxPatternLen each of them. The extension turns each
+// into declarativeNetRequest rules that name the whole list, for every
+// client at once: a policy of 3000 domains left it answering nothing for
+// 20 s and more, every client's commands included
+// (TestRedTeamPolicyFloodKeepsOthersRules). An agent names a few.
+const (
+	maxPolicyPatterns = 64
+	maxPatternLen     = 253 // the longest host name
+)
+
+// policySize refuses a policy beyond the bounds.
+func policySize(sp livetabcdp.SetPolicyParams) error {
+	for _, l := range [][]string{sp.Domains, sp.PrivateAllowed} {
+		if len(l) > maxPolicyPatterns {
+			return &cdproto.Error{Code: -32602, Message: fmt.Sprintf("%s: %d domains; livetab takes at most %d: name fewer, or use a wildcard (*.example.com)", livetabcdp.CommandSetPolicy, len(l), maxPolicyPatterns)}
+		}
+		for _, d := range l {
+			if len(d) > maxPatternLen {
+				return &cdproto.Error{Code: -32602, Message: fmt.Sprintf("%s: a domain of %d bytes; a host name has at most %d", livetabcdp.CommandSetPolicy, len(d), maxPatternLen)}
+			}
+		}
+	}
+	return nil
 }
 
 // dropPolicy tells the extension that the client's policy ended with it.
@@ -198,6 +228,20 @@ func (c *Client) refuseAttach(m *cdproto.Message, sid target.SessionID, t *tab) 
 	}
 	c.fail(m.ID, sid, -32000, "livetab policy: "+why)
 	return true
+}
+
+// refuseOthers fails a command on a tab c did not open (Livetab.closeTab,
+// Target.activateTarget) when c's policy, or the person, keeps c off it:
+// a client that may not attach to a tab must not close it or bring it to
+// the front either. Its own tabs and their popups are c's to close.
+func (c *Client) refuseOthers(m *cdproto.Message, sid target.SessionID, t *tab) bool {
+	c.r.mu.Lock()
+	own := t.creator == c
+	c.r.mu.Unlock()
+	if own {
+		return false
+	}
+	return c.refuseAttach(m, sid, t)
 }
 
 // refuseURL fails a createTarget or Page.navigate to a URL outside c's

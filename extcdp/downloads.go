@@ -105,6 +105,33 @@ type download struct {
 type downloadState struct {
 	byGUID   map[string]*download
 	byChrome map[int64]*download
+	// finished are the downloads done, oldest first: past
+	// maxFinishedDownloads the oldest are forgotten, so that a program
+	// asking for downloads in a loop (Livetab.downloadBlob) does not grow
+	// the relay for the life of serve (TestRedTeamDownloadFloodIsBounded).
+	finished []*download
+}
+
+// maxFinishedDownloads is how many finished downloads the relay keeps: a
+// late report of chrome.downloads about a forgotten one is taken for a
+// download no client's tab announced, which reaches no client.
+const maxFinishedDownloads = 256
+
+// retire notes that dl is done, and forgets the oldest finished ones past
+// the bound. Call with r.mu held.
+func (d *downloadState) retire(dl *download) {
+	dl.done = true
+	d.finished = append(d.finished, dl)
+	for len(d.finished) > maxFinishedDownloads {
+		old := d.finished[0]
+		d.finished = append(d.finished[:0], d.finished[1:]...)
+		if d.byGUID[old.guid] == old {
+			delete(d.byGUID, old.guid)
+		}
+		if d.byChrome[old.chromeID] == old {
+			delete(d.byChrome, old.chromeID)
+		}
+	}
 }
 
 func (d *downloadState) init() {
@@ -307,7 +334,7 @@ func (r *Relay) onPageDownload(t *tab, method cdproto.MethodType, params jsonv2.
 			return
 		}
 		if p.State == "canceled" {
-			dl.done = true
+			r.downloads.retire(dl)
 		}
 		r.broadcastDownload(dl, cdproto.EventBrowserDownloadProgress, map[string]any{
 			"guid": p.GUID, "totalBytes": p.TotalBytes, "receivedBytes": p.ReceivedBytes, "state": p.State,
@@ -347,7 +374,7 @@ func (r *Relay) finishDownload(dl *download) {
 	if dl.done || dl.info.State == "" || dl.info.State == "in_progress" {
 		return
 	}
-	dl.done = true
+	r.downloads.retire(dl)
 	p := map[string]any{
 		"guid": dl.guid, "totalBytes": dl.info.TotalBytes, "receivedBytes": dl.info.BytesReceived, "state": "completed",
 	}
@@ -464,7 +491,7 @@ func (c *Client) downloadBlob(ctx context.Context, m *cdproto.Message, sid targe
 	if err != nil {
 		r.mu.Lock()
 		if !dl.done {
-			dl.done = true
+			r.downloads.retire(dl)
 			r.broadcastDownload(dl, cdproto.EventBrowserDownloadProgress, map[string]any{
 				"guid": dl.guid, "totalBytes": 0, "receivedBytes": 0, "state": "canceled",
 			})

@@ -14,7 +14,8 @@ func SetBigReadTimeout(d time.Duration) func() {
 func (r *Relay) Counts() map[string]int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := map[string]int{"sessions": len(r.sessions), "clients": len(r.clients), "tabs": len(r.tabs), "children": len(r.children)}
+	n := map[string]int{"sessions": len(r.sessions), "clients": len(r.clients), "tabs": len(r.tabs), "children": len(r.children),
+		"downloads": len(r.downloads.byGUID) + len(r.downloads.byChrome)}
 	for _, t := range r.tabs {
 		n["tabSessions"] += len(t.sessions)
 		n["tabSessionsCap"] += cap(t.sessions)

@@ -76,6 +76,9 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 			c.failErr(m.ID, sid, err)
 			return true
 		}
+		if c.refuseOthers(m, sid, t) {
+			return true
+		}
 		if _, err := r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: t.id}); err != nil {
 			c.failErr(m.ID, sid, fmt.Errorf("livetab: closing tab %d: %w", t.id, err))
 			return true

@@ -283,8 +283,13 @@ type tab struct {
 	attached bool       // the extension's debugger is attached
 
 	sessions []*session // sessions on the tab itself
-	runtime  execContexts
-	doc      docCache
+	// fetch is the client that intercepts the attachment's requests
+	// (fetch.go).
+	fetch *Client
+	// left is what each client set on the page (leftstate.go).
+	left    leftState
+	runtime execContexts
+	doc     docCache
 	// setup: the commands that set up the attachment, for a reattach
 	// (reattach.go).
 	setup    []setupCmd
@@ -304,6 +309,8 @@ type child struct {
 	targetID target.ID
 	info     target.Info
 	sessions []*session // relay sessions bound to this target (WithTargetID)
+	fetch    *Client    // who intercepts its requests (fetch.go)
+	left     leftState  // what each client set on it (leftstate.go)
 	runtime  execContexts
 	doc      docCache
 }
@@ -603,6 +610,7 @@ func (r *Relay) reconcile(attached []int64) {
 			if t != nil {
 				t.attached = false
 				t.setup = nil
+				t.left, t.fetch = nil, nil
 			}
 			r.b.GoNow(&wire.Frame{Method: wire.Detach, Params: tabParams(id)}, func(*wire.Frame, error) {})
 		} else {
@@ -703,8 +711,15 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 			}
 		}
 	}
+	holder := t.fetch
+	if c != nil {
+		holder = c.fetch
+	}
 	if c == nil {
 		for _, s := range t.sessions {
+			if !fetchTo(method, holder, s.client) {
+				continue
+			}
 			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
 		}
 		return
@@ -713,11 +728,13 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 	// the child's own session id, to every client on its tab: that is what
 	// Chrome's flat auto-attach does for Playwright and Puppeteer.
 	for _, s := range c.sessions {
-		s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
+		if fetchTo(method, holder, s.client) {
+			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
+		}
 	}
 	var done []*Client
 	for _, s := range t.sessions {
-		if !containsClient(done, s.client) {
+		if !containsClient(done, s.client) && fetchTo(method, holder, s.client) {
 			done = append(done, s.client)
 			s.client.deliver(&cdproto.Message{SessionID: target.SessionID(c.sid), Method: method, Params: f.Params})
 		}
@@ -828,6 +845,9 @@ func (r *Relay) endSession(s *session) {
 	} else if s.tab != nil {
 		s.tab.sessions = removeSession(s.tab.sessions, s)
 	}
+	if s.tab != nil {
+		r.leftTab(s.tab, s.client)
+	}
 	r.syncTab(s.tab, s.client)
 	params, _ := jsonv2.Marshal(map[string]string{"sessionId": string(s.id), "targetId": string(s.targetID())}, wire.Options)
 	s.client.deliver(&cdproto.Message{Method: cdproto.EventTargetDetachedFromTarget, Params: params})
@@ -850,6 +870,7 @@ func (r *Relay) releaseIfUnused(t *tab) {
 	}
 	t.attached = false
 	t.setup = nil
+	t.left, t.fetch = nil, nil
 	t.runtime.reset()
 	t.doc = docCache{}
 	for _, c := range r.children {
@@ -900,6 +921,7 @@ func detachReason(t *tab, reason string) string {
 func (r *Relay) debuggerLeft(t *tab) {
 	t.attached = false
 	t.setup = nil
+	t.left, t.fetch = nil, nil
 	t.runtime.reset()
 	t.doc = docCache{}
 	for _, c := range r.children {

@@ -53,6 +53,9 @@ var browserSchemes = map[string]bool{
 // child session sid) and reports whether it answered the command itself,
 // by emulating or refusing it.
 func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session) bool {
+	if c.guardCookies(m) {
+		return true
+	}
 	switch m.Method {
 	case cdproto.CommandPageNavigate:
 	case cdproto.CommandPageCrash:

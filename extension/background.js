@@ -13,7 +13,7 @@ import {
 import { answerChallenge, newNonce } from './lib/pairing.js';
 import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
 import { parsePolicy, policyOwner } from './lib/policy.js';
-import { FIRST_RULE_ID, drivenRules, popupRules } from './lib/popups.js';
+import { FIRST_RULE_ID, closedRules, drivenRules, popupRules } from './lib/popups.js';
 import { navigateRefusal, needsTabUrl } from './lib/unsafe.js';
 import { readActivity } from './lib/activity.js';
 
@@ -156,12 +156,14 @@ function refreshRules() {
     const old = (await chrome.declarativeNetRequest.getSessionRules()).map((r) => r.id);
     /** @type {any[]} */
     let rules = [];
+    /** @type {number[]} */
+    let excluded = [];
     if (owners.size) {
       const tabs = await chrome.tabs.query({});
-      const excluded = tabs.map((t) => t.id).filter((id) => id !== undefined && !born.has(id) && !maybe.has(id));
+      excluded = /** @type {number[]} */ (tabs.map((t) => t.id).filter((id) => id !== undefined && !born.has(id) && !maybe.has(id)));
       let id = FIRST_RULE_ID;
       for (const pol of owners.values()) {
-        const more = popupRules(pol, /** @type {number[]} */ (excluded), id);
+        const more = popupRules(pol, excluded, id);
         id += more.length;
         rules = rules.concat(more);
         const mine = new Set(pol.tabs ?? []);
@@ -172,7 +174,15 @@ function refreshRules() {
       }
     }
     if (!old.length && !rules.length) return;
-    await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: old, addRules: rules });
+    try {
+      await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: old, addRules: rules });
+    } catch (e) {
+      // Over Chrome's limits (many clients' policies together): an update
+      // fails whole, and every owner's popups would go unheld. Hold them
+      // all closed instead.
+      if (!rules.length) throw e;
+      await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: old, addRules: closedRules([...owners.values()], excluded, FIRST_RULE_ID) });
+    }
   });
   rulesChain = next.catch(() => {});
   return next;

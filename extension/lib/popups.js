@@ -82,6 +82,29 @@ export function popupRules(pol, excludedTabIds, firstId) {
 }
 
 /**
+ * The rules when the owners' rules do not fit in Chrome's (1000 regex
+ * rules in all, and the clients of one relay together may ask for more):
+ * one rule that blocks every document request of the tabs the rules hold
+ * that a page of the owners' domains started, whatever its host. The new
+ * tabs pages of livetab's tabs open then load nothing until the relay lets
+ * go of them: an agent's popups are refused rather than let out of its
+ * domains. When an owner names no domain, no initiator can be named, and
+ * the rule also holds a new tab's first load no page started.
+ * @param {Policy[]} pols the owners' policies
+ * @param {number[]} excludedTabIds the tabs the rules leave alone
+ * @param {number} firstId
+ * @returns {Rule[]}
+ */
+export function closedRules(pols, excludedTabIds, firstId) {
+  /** @type {Record<string, unknown>} */
+  const cond = { resourceTypes: ['main_frame', 'sub_frame'] };
+  const named = pols.map((p) => p.domains.map(dnrDomain).filter((d) => d !== ''));
+  if (named.every((d) => d.length)) cond.initiatorDomains = [...new Set(named.flat())];
+  if (excludedTabIds.length) cond.excludedTabIds = excludedTabIds;
+  return [{ id: firstId, priority: 1, action: { type: 'block' }, condition: cond }];
+}
+
+/**
  * The rules that keep the tabs an owner drives within its domains: a
  * page-started load of their main frame outside them is blocked, so that
  * a script's location change never shows the owner a page there. Frames

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { dnrDomain, drivenRules, popupRules } from '../lib/popups.js';
+import { closedRules, dnrDomain, drivenRules, popupRules } from '../lib/popups.js';
 
 const vectors = JSON.parse(readFileSync(new URL('../../policy/testdata/domains.json', import.meta.url), 'utf8'));
 
@@ -103,4 +103,23 @@ test('drivenRules hold only the main frame of the owner\'s tabs, none without ta
     assert.equal(r.action.type, 'block');
   }
   assert.equal(rules[0].id, 100);
+});
+
+test('closedRules block every document of the held tabs, no regex', () => {
+  const a = { sharedOnly: true, domains: ['127.0.0.1', '*.example.com'] };
+  const b = { sharedOnly: false, domains: ['example.org'] };
+  let rules = closedRules([a, b], [1, 2], 1000);
+  assert.equal(rules.length, 1);
+  assert.deepEqual(rules[0], {
+    id: 1000, priority: 1, action: { type: 'block' },
+    condition: {
+      resourceTypes: ['main_frame', 'sub_frame'],
+      initiatorDomains: ['127.0.0.1', 'example.com', 'example.org'],
+      excludedTabIds: [1, 2],
+    },
+  });
+  assert.equal(JSON.stringify(rules).includes('regexFilter'), false);
+  // An owner with no domain: no initiator can be named.
+  rules = closedRules([a, { sharedOnly: false, domains: [], blockPrivate: true }], [], 1000);
+  assert.deepEqual(rules[0].condition, { resourceTypes: ['main_frame', 'sub_frame'] });
 });

@@ -1,0 +1,96 @@
+package extcdp
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/chromedp/cdproto"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+
+	"github.com/livetab/livetab/internal/wire"
+	"github.com/livetab/livetab/policy"
+)
+
+// The person's cookies and site data through a tab's session. Chrome
+// runs these on the profile, not the tab: measured through chrome.debugger
+// (TestRedTeamCommandsThatWipeThePersonsLogins), Network.getAllCookies and
+// Storage.getCookies handed any client every cookie of every site the
+// person is logged in to, httpOnly ones included, and
+// Network.clearBrowserCookies, Storage.clearCookies, Storage.clearDataForOrigin
+// and Network.deleteCookies logged the person out of a site the client
+// never opened. The relay refuses the profile-wide ones on every session,
+// and to a client with a domain policy it refuses those that name a site
+// outside its domains; a client without one could open that site anyway.
+
+// profileWide are refused on a tab's session: they read or wipe every
+// site's cookies at once.
+var profileWide = map[cdproto.MethodType]string{
+	"Network.getAllCookies":          "it reads the person's cookies of every site; read your pages' with Network.getCookies",
+	cdproto.CommandStorageGetCookies: "it reads the person's cookies of every site; read your pages' with Network.getCookies",
+	"Network.clearBrowserCookies":    "it would log the person out of every site; delete your pages' cookies with Network.deleteCookies",
+	"Storage.clearCookies":           "it would log the person out of every site; delete your pages' cookies with Network.deleteCookies",
+	cdproto.CommandStorageSetCookies: "it sets cookies in the person's whole profile; set your pages' with Network.setCookie",
+}
+
+// guardCookies answers m when it reads or changes the person's cookies or
+// site data beyond what c may touch, and reports whether it did.
+func (c *Client) guardCookies(m *cdproto.Message) bool {
+	if why, ok := profileWide[m.Method]; ok {
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses %s: %s", m.Method, why))
+		return true
+	}
+	var urls []string
+	var p struct {
+		URLs       []string `json:"urls"`
+		URL        string   `json:"url"`
+		Domain     string   `json:"domain"`
+		Origin     string   `json:"origin"`
+		StorageKey string   `json:"storageKey"`
+		Cookies    []struct {
+			URL    string `json:"url"`
+			Domain string `json:"domain"`
+		} `json:"cookies"`
+	}
+	switch m.Method {
+	case cdproto.CommandNetworkGetCookies, cdproto.CommandNetworkDeleteCookies, cdproto.CommandNetworkSetCookie,
+		cdproto.CommandNetworkSetCookies, cdproto.CommandStorageClearDataForOrigin, cdproto.CommandStorageGetUsageAndQuota,
+		"Storage.clearDataForStorageKey":
+	default:
+		return false
+	}
+	c.r.mu.Lock()
+	set, domains := c.pol.set, c.pol.domains
+	c.r.mu.Unlock()
+	if !set || len(domains) == 0 {
+		return false
+	}
+	if err := jsonv2.Unmarshal(m.Params, &p, wire.Options); err != nil {
+		c.fail(m.ID, m.SessionID, -32602, fmt.Sprintf("livetab: invalid %s params: %v", m.Method, err))
+		return true
+	}
+	urls = append(urls, p.URLs...)
+	for _, u := range []string{p.URL, p.Origin, p.StorageKey} {
+		if u != "" {
+			urls = append(urls, u)
+		}
+	}
+	domain := func(d string) {
+		if d != "" {
+			urls = append(urls, "https://"+strings.TrimPrefix(d, ".")+"/")
+		}
+	}
+	domain(p.Domain)
+	for _, ck := range p.Cookies {
+		if ck.URL != "" {
+			urls = append(urls, ck.URL)
+		}
+		domain(ck.Domain)
+	}
+	for _, u := range urls {
+		if !policy.MatchURL(u, domains) {
+			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s names %s, outside the domains livetab may use (%s)", m.Method, u, strings.Join(domains, ", ")))
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,102 @@
+package extcdp
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/chromedp/cdproto"
+
+	"github.com/livetab/livetab/internal/wire"
+)
+
+// Request interception (the Fetch domain) belongs to one client per
+// attachment. Chrome has one Fetch agent per attachment, which every
+// session on a shared tab reaches: another client's Fetch.enable replaced
+// the patterns a client's guard holds documents with, its requestPaused
+// events told the other client of every held request (which it could
+// answer with a page of its own, or send elsewhere), and when the client
+// that enabled it left, the interception stayed: every request of the
+// person's tab then waited for an answer no one gave, for as long as
+// another client stayed on it. So the first client to enable it holds it:
+// only it hears the paused requests and answers them, the others are
+// refused, and when it lets go of the tab, interception ends
+// (docs/decisions/2026-11-23-each-client-owns-the-tabs-it-opens.md).
+
+// fetchHolder is where the holder of an attachment's Fetch is kept: the
+// tab's own (sid "") or one of its child sessions'. Call with r.mu held.
+func (r *Relay) fetchHolder(t *tab, sid string) **Client {
+	if sid == "" {
+		return &t.fetch
+	}
+	if ch := r.children[sid]; ch != nil && ch.tab == t {
+		return &ch.fetch
+	}
+	return nil
+}
+
+// fetchCommand runs a Fetch.* command of c on the attachment sid of t
+// (s is c's session, nil for a child addressed by Chrome's id).
+func (c *Client) fetchCommand(m *cdproto.Message, t *tab, sid string, s *session) {
+	r := c.r
+	replySID := m.SessionID
+	r.mu.Lock()
+	h := r.fetchHolder(t, sid)
+	var holder *Client
+	if h != nil {
+		holder = *h
+	}
+	switch {
+	case holder != nil && holder != c:
+		r.mu.Unlock()
+		c.fail(m.ID, replySID, -32000, fmt.Sprintf("livetab: another program intercepts the requests of tab %d (Fetch.enable); %s is refused until it lets go of the tab: use a tab of your own (Target.createTarget)", t.id, m.Method))
+		return
+	case m.Method == cdproto.CommandFetchEnable && h != nil:
+		*h = c
+	case m.Method == cdproto.CommandFetchDisable:
+		if holder == nil {
+			r.mu.Unlock()
+			c.reply(m.ID, replySID, nil)
+			return
+		}
+		*h = nil
+	}
+	r.mu.Unlock()
+	c.forward(m, t, sid, s)
+}
+
+// fetchEvent reports the events of held requests, which go to the holder
+// only.
+func fetchEvent(m cdproto.MethodType) bool {
+	return m == cdproto.EventFetchRequestPaused || m == cdproto.EventFetchAuthRequired
+}
+
+// isFetch reports the commands fetchCommand takes.
+func isFetch(m cdproto.MethodType) bool { return strings.HasPrefix(string(m), "Fetch.") }
+
+// letGoOfFetch ends the interception c holds on t and its child
+// sessions, c having no session left there (leftTab): the requests it
+// holds go on, and no new one waits for it. Call with r.mu held.
+func (r *Relay) letGoOfFetch(t *tab, c *Client) {
+	disable := func(sid string) {
+		if t.attached {
+			r.b.GoNow(&wire.Frame{Method: string(cdproto.CommandFetchDisable), TabID: t.id, SessionID: sid}, func(*wire.Frame, error) {})
+		}
+	}
+	if t.fetch == c {
+		t.fetch = nil
+		t.noteSetup(string(cdproto.CommandFetchDisable), nil)
+		disable("")
+	}
+	for _, ch := range r.children {
+		if ch.tab == t && ch.fetch == c {
+			ch.fetch = nil
+			disable(ch.sid)
+		}
+	}
+}
+
+// fetchTo reports whether an event of an attachment whose Fetch holder is
+// holder goes to client c.
+func fetchTo(method cdproto.MethodType, holder, c *Client) bool {
+	return holder == nil || !fetchEvent(method) || holder == c
+}

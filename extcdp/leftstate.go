@@ -1,0 +1,221 @@
+package extcdp
+
+import (
+	"slices"
+
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+
+	"github.com/livetab/livetab/internal/wire"
+)
+
+// State a client leaves on a tab it shared. Chrome keeps one debugger
+// session per tab for the extension, so what a client switches on there
+// (offline, scripts off, input ignored, paused in the debugger, scripts
+// for every new document) holds for the page itself, and the detach that
+// clears it comes only when the last client leaves. A client that left a
+// tab the person opened while another stayed left the person's tab broken
+// for as long as the other stayed (TestRedTeamLeftStateBreaksNoTab). So
+// the relay notes, per client and attachment, the commands that change how
+// the page works, and when the client has no session left there it sends
+// their undoing, unless another client still there did the same.
+// docs/decisions/2026-11-23-chrome-debugger-inputs-emulated-or-refused.md.
+
+type undo struct {
+	method string
+	params string
+}
+
+// undoOf maps a command that leaves state on the page to the command that
+// takes it back.
+var undoOf = map[string]undo{
+	"Network.emulateNetworkConditions":            {"Network.emulateNetworkConditions", `{"offline":false,"latency":0,"downloadThroughput":-1,"uploadThroughput":-1}`},
+	"Network.setBlockedURLs":                      {"Network.setBlockedURLs", `{"urls":[]}`},
+	"Network.setExtraHTTPHeaders":                 {"Network.setExtraHTTPHeaders", `{"headers":{}}`},
+	"Network.setCacheDisabled":                    {"Network.setCacheDisabled", `{"cacheDisabled":false}`},
+	"Network.setBypassServiceWorker":              {"Network.setBypassServiceWorker", `{"bypass":false}`},
+	"Network.setUserAgentOverride":                {"Network.setUserAgentOverride", `{"userAgent":""}`},
+	"Emulation.setUserAgentOverride":              {"Emulation.setUserAgentOverride", `{"userAgent":""}`},
+	"Emulation.setScriptExecutionDisabled":        {"Emulation.setScriptExecutionDisabled", `{"value":false}`},
+	"Emulation.setCPUThrottlingRate":              {"Emulation.setCPUThrottlingRate", `{"rate":1}`},
+	"Emulation.setDeviceMetricsOverride":          {"Emulation.clearDeviceMetricsOverride", `{}`},
+	"Emulation.setGeolocationOverride":            {"Emulation.clearGeolocationOverride", `{}`},
+	"Emulation.setIdleOverride":                   {"Emulation.clearIdleOverride", `{}`},
+	"Emulation.setTouchEmulationEnabled":          {"Emulation.setTouchEmulationEnabled", `{"enabled":false}`},
+	"Emulation.setEmitTouchEventsForMouse":        {"Emulation.setEmitTouchEventsForMouse", `{"enabled":false}`},
+	"Emulation.setEmulatedMedia":                  {"Emulation.setEmulatedMedia", `{"media":"","features":[]}`},
+	"Emulation.setFocusEmulationEnabled":          {"Emulation.setFocusEmulationEnabled", `{"enabled":false}`},
+	"Emulation.setTimezoneOverride":               {"Emulation.setTimezoneOverride", `{"timezoneId":""}`},
+	"Emulation.setLocaleOverride":                 {"Emulation.setLocaleOverride", `{}`},
+	"Input.setIgnoreInputEvents":                  {"Input.setIgnoreInputEvents", `{"ignore":false}`},
+	"Page.setInterceptFileChooserDialog":          {"Page.setInterceptFileChooserDialog", `{"enabled":false}`},
+	"Page.setBypassCSP":                           {"Page.setBypassCSP", `{"enabled":false}`},
+	"Page.setWebLifecycleState":                   {"Page.setWebLifecycleState", `{"state":"active"}`},
+	"Security.setIgnoreCertificateErrors":         {"Security.setIgnoreCertificateErrors", `{"ignore":false}`},
+	"Overlay.setInspectMode":                      {"Overlay.setInspectMode", `{"mode":"none"}`},
+	"Debugger.pause":                              {"Debugger.resume", `{}`},
+	"Debugger.enable":                             {"Debugger.disable", `{}`},
+	"Page.startScreencast":                        {"Page.stopScreencast", `{}`},
+	"Animation.setPlaybackRate":                   {"Animation.setPlaybackRate", `{"playbackRate":1}`},
+	"Emulation.setDocumentCookieDisabled":         {"Emulation.setDocumentCookieDisabled", `{"disabled":false}`},
+	"Emulation.setPageScaleFactor":                {"Emulation.setPageScaleFactor", `{"pageScaleFactor":1}`},
+	"Emulation.setAutoDarkModeOverride":           {"Emulation.setAutoDarkModeOverride", `{}`},
+	"Emulation.setDefaultBackgroundColorOverride": {"Emulation.setDefaultBackgroundColorOverride", `{}`},
+	"Page.setAdBlockingEnabled":                   {"Page.setAdBlockingEnabled", `{"enabled":false}`},
+	// Frames held until a debugger lets them run would wait for good.
+	"Target.setAutoAttach": {"Target.setAutoAttach", `{"autoAttach":false,"waitForDebuggerOnStart":false}`},
+}
+
+// leftState is what clients set on one attachment: per client, the keys
+// of undoOf in the order it first sent them, and the ids of the scripts it
+// added.
+type leftState map[*Client]*clientState
+
+type clientState struct {
+	keys    []string
+	params  map[string]jsonv2.Value // the last params of each key
+	scripts []string
+}
+
+// noteState notes that c sent method on the attachment of t (sid "" for
+// the tab's own) and returns a reply hook for the commands whose undoing
+// needs their result. Call with r.mu held.
+func (r *Relay) noteState(c *Client, t *tab, sid, method string, params jsonv2.Value) func(jsonv2.Value) {
+	script := method == "Page.addScriptToEvaluateOnNewDocument"
+	if _, ok := undoOf[method]; !ok && !script {
+		return nil
+	}
+	ls := r.leftStateOf(t, sid)
+	if ls == nil {
+		return nil
+	}
+	if *ls == nil {
+		*ls = leftState{}
+	}
+	cs := (*ls)[c]
+	if cs == nil {
+		cs = &clientState{params: map[string]jsonv2.Value{}}
+		(*ls)[c] = cs
+	}
+	if !script {
+		if !slices.Contains(cs.keys, method) {
+			cs.keys = append(cs.keys, method)
+		}
+		cs.params[method] = params
+		return nil
+	}
+	return func(res jsonv2.Value) {
+		var p struct {
+			Identifier string `json:"identifier"`
+		}
+		if jsonv2.Unmarshal(res, &p, wire.Options) != nil || p.Identifier == "" {
+			return
+		}
+		r.mu.Lock()
+		cs.scripts = append(cs.scripts, p.Identifier)
+		r.mu.Unlock()
+	}
+}
+
+// leftStateOf is where the state of the attachment sid of t is noted.
+// Call with r.mu held.
+func (r *Relay) leftStateOf(t *tab, sid string) *leftState {
+	if sid == "" {
+		return &t.left
+	}
+	if ch := r.children[sid]; ch != nil && ch.tab == t {
+		return &ch.left
+	}
+	return nil
+}
+
+// undoState takes back what c set on the attachment sid of t, now that c
+// has left it; what another client still there set too is set again as
+// that client last asked. Call with r.mu held.
+func (r *Relay) undoState(t *tab, sid string, ls leftState, c *Client) {
+	cs := ls[c]
+	if cs == nil {
+		return
+	}
+	delete(ls, c)
+	send := func(method, params string) {
+		if t.attached {
+			r.b.GoNow(&wire.Frame{Method: method, Params: jsonv2.Value(params), TabID: t.id, SessionID: sid}, func(*wire.Frame, error) {})
+		}
+	}
+	for _, id := range cs.scripts {
+		p, _ := jsonv2.Marshal(map[string]string{"identifier": id}, wire.Options)
+		send("Page.removeScriptToEvaluateOnNewDocument", string(p))
+		if sid == "" {
+			// A reattach replays the adds and removes in order.
+			t.noteSetup("Page.removeScriptToEvaluateOnNewDocument", p)
+		}
+	}
+	for i := len(cs.keys) - 1; i >= 0; i-- {
+		key := cs.keys[i]
+		var kept jsonv2.Value
+		for o, os := range ls {
+			if o != c && slices.Contains(os.keys, key) {
+				kept = os.params[key]
+				if kept == nil {
+					kept = jsonv2.Value(`{}`)
+				}
+			}
+		}
+		if kept != nil {
+			send(key, string(kept))
+			continue
+		}
+		u := undoOf[key]
+		send(u.method, u.params)
+		if sid == "" {
+			t.setup = dropSetup(t.setup, key)
+		}
+		if key == "Target.setAutoAttach" {
+			// The frames it already held run.
+			for _, ch := range r.children {
+				if ch.tab == t {
+					r.b.GoNow(&wire.Frame{Method: "Runtime.runIfWaitingForDebugger", Params: jsonv2.Value(`{}`), TabID: t.id, SessionID: ch.sid}, func(*wire.Frame, error) {})
+				}
+			}
+		}
+	}
+}
+
+// leftTab runs when c's session on t (or on a child of t) ended: once c
+// has no session left there, its interception ends and what it set on the
+// page is taken back for the clients that stay. Call with r.mu held,
+// after the session is gone.
+func (r *Relay) leftTab(t *tab, c *Client) {
+	if c.hasSessionOn(t) {
+		return
+	}
+	others := len(t.sessions) > 0
+	for _, ch := range r.children {
+		if ch.tab != t {
+			continue
+		}
+		for _, s := range ch.sessions {
+			if s.client == c {
+				return
+			}
+			others = true
+		}
+	}
+	r.letGoOfFetch(t, c)
+	if !others {
+		// The debugger leaves the tab, and all it set goes with it.
+		delete(t.left, c)
+		for _, ch := range r.children {
+			if ch.tab == t {
+				delete(ch.left, c)
+			}
+		}
+		return
+	}
+	r.undoState(t, "", t.left, c)
+	for _, ch := range r.children {
+		if ch.tab == t {
+			r.undoState(t, ch.sid, ch.left, c)
+		}
+	}
+}
