@@ -141,22 +141,30 @@ func (c *Capturer) ladder(ctx context.Context, cfg *config, l *lib, el runtime.R
 			attempts = append(attempts, Attempt{Rung: RungBody, Err: err})
 		}
 	}
-	if isHTTP(d.URL) && cfg.allowed(RungSave) && cfg.saveAbove >= 0 {
-		res, err := c.saveURL(ctx, cfg, l, d, chk)
+	// save tries RungSave; final says the ladder ends with its result.
+	// copyFails: a failure means no copy of the media can be saved either.
+	save := func(copyFails func(error) bool) (res *Result, final bool, err error) {
+		res, err = c.saveURL(ctx, cfg, l, d, chk)
 		switch {
 		case err == nil:
-			return done(res, nil)
+			return res, true, nil
 		case errors.Is(err, errBelowSave):
 		case ctx.Err() != nil || errors.Is(err, ErrTabClosed) || errors.Is(err, ErrGone) || chk != nil && errors.Is(err, errSkip):
-			return done(nil, err)
+			return nil, true, err
 		default:
 			attempts = append(attempts, Attempt{Rung: RungSave, Err: err})
-			if errors.Is(err, ErrDownloadFailed) {
+			if copyFails(err) {
 				// The page could not download it; nor will it a copy.
 				cfg2 := *cfg
 				cfg2.saveAbove = -1
 				cfg = &cfg2
 			}
+		}
+		return nil, false, nil
+	}
+	if isHTTP(d.URL) && cfg.allowed(RungSave) && cfg.saveAbove >= 0 {
+		if res, final, err := save(func(err error) bool { return errors.Is(err, ErrDownloadFailed) }); final {
+			return done(res, err)
 		}
 	}
 	if !cfg.allowed(RungPage) && !cfg.allowed(RungSave) {
@@ -166,19 +174,8 @@ func (c *Capturer) ladder(ctx context.Context, cfg *config, l *lib, el runtime.R
 		return done(nil, attempts[len(attempts)-1].Err)
 	}
 	if strings.HasPrefix(d.URL, "blob:") && cfg.allowed(RungSave) {
-		res, err := c.saveURL(ctx, cfg, l, d, chk)
-		switch {
-		case err == nil:
-			return done(res, nil)
-		case errors.Is(err, errBelowSave):
-		case ctx.Err() != nil || errors.Is(err, ErrTabClosed) || errors.Is(err, ErrGone) || chk != nil && errors.Is(err, errSkip):
-			return done(nil, err)
-		default:
-			attempts = append(attempts, Attempt{Rung: RungSave, Err: err})
-			// The page could not download it; nor will it a copy.
-			cfg2 := *cfg
-			cfg2.saveAbove = -1
-			cfg = &cfg2
+		if res, final, err := save(func(error) bool { return true }); final {
+			return done(res, err)
 		}
 	}
 	if !cfg.allowed(RungPage) && (!cfg.allowed(RungSave) || cfg.saveAbove < 0) {

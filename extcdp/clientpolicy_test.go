@@ -14,6 +14,19 @@ import (
 	"github.com/livetab/livetab/livetabcdp"
 )
 
+// clickPopupLinks opens url (a popupPage), clicks its three popup links
+// (a, b and a form, fb), gives the popups time to load, and closes the tab.
+func (c *rawClient) clickPopupLinks(url string) {
+	c.t.Helper()
+	tid, sid := c.open(url)
+	c.eval(sid, `document.readyState === 'complete' || new Promise(r => onload = r)`)
+	for _, el := range []string{"a", "b", "fb"} {
+		c.eval(sid, `document.getElementById('`+el+`').click(), true`)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	c.must("", "Target.closeTarget", map[string]any{"targetId": tid})
+}
+
 // open creates a tab at url and attaches to it; it returns the target and
 // session ids.
 func (c *rawClient) open(url string) (string, string) {
@@ -125,13 +138,7 @@ func TestPopupsStayWithinThePolicy(t *testing.T) {
 	a := dialRawTo(t, srv, tok)
 	a.must("", livetabcdp.CommandSetPolicy, map[string]any{"sharedOnly": true, "domains": []string{"127.0.0.1"}})
 	for _, page := range []*testsite.Counter{opener, redirect} {
-		tid, sid := a.open(page.URL + "/")
-		a.eval(sid, `document.readyState === 'complete' || new Promise(r => onload = r)`)
-		for _, el := range []string{"a", "b", "fb"} {
-			a.eval(sid, `document.getElementById('`+el+`').click(), true`)
-		}
-		time.Sleep(1500 * time.Millisecond)
-		a.must("", "Target.closeTarget", map[string]any{"targetId": tid})
+		a.clickPopupLinks(page.URL + "/")
 	}
 	if n := forbidden.Hits.Load(); n != 0 {
 		t.Fatalf("the forbidden server got %d requests through popups", n)
@@ -308,13 +315,7 @@ func TestPopupsKeepOffPrivateAddresses(t *testing.T) {
 	a := dialRawTo(t, srv, tok)
 	a.must("", livetabcdp.CommandSetPolicy, map[string]any{"sharedOnly": true, "domains": []string{}, "blockPrivate": true, "privateAllowed": []string{"127.0.0.1"}})
 	for _, page := range []*testsite.Counter{toForbidden, toNamed} {
-		tid, sid := a.open(page.URL + "/")
-		a.eval(sid, `document.readyState === 'complete' || new Promise(r => onload = r)`)
-		for _, el := range []string{"a", "b", "fb"} {
-			a.eval(sid, `document.getElementById('`+el+`').click(), true`)
-		}
-		time.Sleep(1500 * time.Millisecond)
-		a.must("", "Target.closeTarget", map[string]any{"targetId": tid})
+		a.clickPopupLinks(page.URL + "/")
 	}
 	if n := forbidden.Hits.Load(); n != 0 {
 		t.Fatalf("the private address got %d requests through popups", n)

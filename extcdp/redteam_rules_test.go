@@ -45,13 +45,7 @@ func TestRedTeamPolicyFloodKeepsOthersRules(t *testing.T) {
 	if _, err := a.call("", livetabcdp.CommandSetPolicy, map[string]any{"sharedOnly": true, "domains": []string{"127.0.0.1"}, "blockPrivate": true}); err != nil {
 		t.Errorf("A's policy after the flood's: %v", err)
 	}
-	tid, sid := a.open(opener.URL + "/")
-	a.eval(sid, `document.readyState === 'complete' || new Promise(r => onload = r)`)
-	for _, el := range []string{"a", "b", "fb"} {
-		a.eval(sid, `document.getElementById('`+el+`').click(), true`)
-	}
-	time.Sleep(1500 * time.Millisecond)
-	a.must("", "Target.closeTarget", map[string]any{"targetId": tid})
+	a.clickPopupLinks(opener.URL + "/")
 	if n := forbidden.Hits.Load(); n != 0 {
 		t.Fatalf("A's popups reached the forbidden server %d times after another program's policy flood", n)
 	}
