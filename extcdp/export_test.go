@@ -16,6 +16,17 @@ func (r *Relay) Counts() map[string]int {
 	defer r.mu.Unlock()
 	n := map[string]int{"sessions": len(r.sessions), "clients": len(r.clients), "tabs": len(r.tabs), "children": len(r.children),
 		"downloads": len(r.downloads.byGUID) + len(r.downloads.byChrome)}
+	// The finished downloads still held, once per map that holds them.
+	for _, dl := range r.downloads.byGUID {
+		if dl.done {
+			n["downloadsDone"]++
+		}
+	}
+	for _, dl := range r.downloads.byChrome {
+		if dl.done {
+			n["downloadsDone"]++
+		}
+	}
 	for _, t := range r.tabs {
 		n["tabSessions"] += len(t.sessions)
 		n["tabSessionsCap"] += cap(t.sessions)

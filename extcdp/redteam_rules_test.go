@@ -115,16 +115,20 @@ func TestRedTeamDownloadFloodIsBounded(t *testing.T) {
 	}
 	wg.Wait()
 	// The downloads end (as interrupted) as Chrome reports them, which on
-	// a loaded machine takes seconds; unbounded, the records would stay at
-	// two a download.
-	got := 0
+	// a loaded machine takes seconds; unbounded, the finished ones would
+	// stay at two records a download. Those Chrome has not reported done
+	// yet are not the bound's (one CI run still had ~60 of 600 in progress
+	// after 30 s).
+	got, done := 0, 0
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if got = env.Relay.Counts()["downloads"] - before; got <= n || time.Now().After(deadline) {
+		c := env.Relay.Counts()
+		got, done = c["downloads"]-before, c["downloadsDone"]
+		if got <= n || time.Now().After(deadline) {
 			break
 		}
 	}
-	if got > n {
-		t.Fatalf("the relay holds %d download records after %d blob downloads", got, n)
+	if done > 2*256 {
+		t.Fatalf("the relay holds %d records of finished downloads after %d blob downloads, want at most 2×256", done, n)
 	}
-	t.Logf("the relay holds %d download records after %d blob downloads", got, n)
+	t.Logf("the relay holds %d download records (%d of finished ones) after %d blob downloads", got, done, n)
 }
