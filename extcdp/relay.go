@@ -777,20 +777,37 @@ func (r *Relay) autoAttach(t *tab) {
 // session of those that asked for them (chromedp's WaitNewTarget listens
 // there). Call with r.mu held.
 func (r *Relay) broadcastTarget(method cdproto.MethodType, t *tab) {
-	var params jsonv2.Value
+	var params, attached jsonv2.Value
 	if method == "Target.targetDestroyed" {
 		params, _ = jsonv2.Marshal(map[string]target.ID{"targetId": t.targetID}, wire.Options)
+		attached = params
 	} else {
-		params, _ = jsonv2.Marshal(map[string]*target.Info{"targetInfo": r.targetInfo(t)}, wire.Options)
+		info := r.targetInfo(t)
+		params, _ = jsonv2.Marshal(map[string]*target.Info{"targetInfo": info}, wire.Options)
+		attached = params
+		if !info.Attached {
+			// For a client with a session on the tab it is attached:
+			// Puppeteer drops a targetInfoChanged that says otherwise of
+			// a target it attached to, and a page it knows no URL of yet
+			// then never becomes one it waits for.
+			info.Attached = true
+			attached, _ = jsonv2.Marshal(map[string]*target.Info{"targetInfo": info}, wire.Options)
+		}
+	}
+	paramsFor := func(c *Client) jsonv2.Value {
+		if c.hasSessionOn(t) {
+			return attached
+		}
+		return params
 	}
 	for c := range r.clients {
 		if c.discover && c.sees(t) {
-			c.deliver(&cdproto.Message{Method: method, Params: params})
+			c.deliver(&cdproto.Message{Method: method, Params: paramsFor(c)})
 		}
 	}
 	for _, s := range r.sessions {
 		if s.discover && s.client.sees(t) {
-			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: params})
+			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: paramsFor(s.client)})
 		}
 	}
 }
@@ -822,6 +839,9 @@ func (r *Relay) newSession(c *Client, t *tab, ch *child) *session {
 }
 
 func (r *Relay) attachedEvent(c *Client, s *session, info *target.Info) {
+	attached := *info
+	attached.Attached = true // by this very session
+	info = &attached
 	params, _ := jsonv2.Marshal(struct {
 		SessionID          target.SessionID `json:"sessionId"`
 		TargetInfo         *target.Info     `json:"targetInfo"`

@@ -63,13 +63,7 @@ func (s *Site) CheckClients(t *testing.T, cdpURL string) {
 	t.Run("Puppeteer", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "pptr.txt")
 		os.WriteFile(path, []byte("from puppeteer"), 0o644)
-		// Known flake, not understood yet: about one full extcdp run in
-		// three, Puppeteer's waitForTarget for a popup (by its opener)
-		// times out. One retry, said loudly, until it is found.
-		if out, err := s.runClient(t, "puppeteer.test.js", cdpURL, "UPLOAD_FILE="+path); err != nil {
-			t.Logf("FLAKE: puppeteer.test.js failed once, retrying: %v\n%s", err, out)
-			s.RunClient(t, "puppeteer.test.js", cdpURL, "UPLOAD_FILE="+path)
-		}
+		s.RunClient(t, "puppeteer.test.js", cdpURL, "UPLOAD_FILE="+path)
 		if got := s.Received("pptr.txt"); string(got) != "from puppeteer" {
 			t.Fatalf("the server received %q from Puppeteer's upload", got)
 		}
