@@ -59,6 +59,7 @@ var undoOf = map[string]undo{
 	"Emulation.setDocumentCookieDisabled":         {"Emulation.setDocumentCookieDisabled", `{"disabled":false}`},
 	"Emulation.setPageScaleFactor":                {"Emulation.setPageScaleFactor", `{"pageScaleFactor":1}`},
 	"Emulation.setAutoDarkModeOverride":           {"Emulation.setAutoDarkModeOverride", `{}`},
+	"Emulation.setAutomationOverride":             {"Emulation.setAutomationOverride", `{"enabled":false}`},
 	"Emulation.setDefaultBackgroundColorOverride": {"Emulation.setDefaultBackgroundColorOverride", `{}`},
 	"Page.setAdBlockingEnabled":                   {"Page.setAdBlockingEnabled", `{"enabled":false}`},
 	// Frames held until a debugger lets them run would wait for good.

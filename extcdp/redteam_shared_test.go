@@ -153,3 +153,31 @@ func TestRedTeamLeftAutoAttachWedgesNoFrame(t *testing.T) {
 		t.Fatalf("a frame of the person's tab after B left: %s %v", got, err)
 	}
 }
+
+// TestRedTeamVirtualTimeStopsNoPersonsTab: A pauses virtual time on the
+// person's tab, which B uses too, then dies. Chrome has no command that
+// gives a page its clock back: only the detach, which B's session holds
+// off. The page's timers never fired again (B's evaluate of a 10 ms
+// timer waited out its bound), so the relay refuses virtual time on a tab
+// the client did not open, and allows it on its own.
+func TestRedTeamVirtualTimeStopsNoPersonsTab(t *testing.T) {
+	a, b, sa, sb := sharedTab(t, "/form?left-virtual-time")
+	a.call(sa, "Emulation.setVirtualTimePolicy", map[string]any{"policy": "pause"})
+	a.ws.CloseNow()
+	<-a.closed
+	time.Sleep(500 * time.Millisecond)
+	b.bound = 10 * time.Second
+	got, err := b.call(sb, "Runtime.evaluate", map[string]any{
+		"expression":   "new Promise(ok => setTimeout(() => ok('ran'), 10))",
+		"awaitPromise": true, "returnByValue": true,
+	})
+	if err != nil || !strings.Contains(string(got), "ran") {
+		t.Fatalf("a timer of the person's tab after A left: %s %v", got, err)
+	}
+	if _, err := b.call(sb, "Emulation.setVirtualTimePolicy", map[string]any{"policy": "pause"}); err == nil || !strings.Contains(err.Error(), "Target.createTarget") {
+		t.Fatalf("virtual time on the person's tab: %v, want a refusal that says to open a tab", err)
+	}
+	c := dialRaw(t)
+	_, sid := c.open(site.URL + "/form?own-virtual-time")
+	c.must(sid, "Emulation.setVirtualTimePolicy", map[string]any{"policy": "advance"})
+}

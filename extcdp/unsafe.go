@@ -73,6 +73,18 @@ func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session)
 		}
 		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab does not close a tab the person opened (Page.close on tab %d): detach with Target.detachFromTarget, or close it on purpose with Livetab.closeTab", t.id))
 		return true
+	case cdproto.CommandEmulationSetVirtualTimePolicy:
+		// Chrome has no command that gives a page its real clock back,
+		// only the detach, which another client's session holds off: the
+		// person's page would keep its timers stopped.
+		c.r.mu.Lock()
+		mine := t.created && t.creator == c
+		c.r.mu.Unlock()
+		if mine || c.ownPopup(t) {
+			return false
+		}
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses Emulation.setVirtualTimePolicy on tab %d, which the person opened: Chrome gives a page its clock back only when the debugger leaves it; use a tab of your own (Target.createTarget)", t.id))
+		return true
 	case cdproto.CommandEmulationSetCPUThrottlingRate:
 		var p struct {
 			Rate float64 `json:"rate"`
