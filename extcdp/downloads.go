@@ -100,6 +100,7 @@ type download struct {
 	origin string
 	done   bool // the completed (or canceled) progress sent
 	info   wire.DownloadInfo
+	seq    int64 // when the relay first heard of it
 }
 
 type downloadState struct {
@@ -110,6 +111,8 @@ type downloadState struct {
 	// asking for downloads in a loop (Livetab.downloadBlob) does not grow
 	// the relay for the life of serve (TestRedTeamDownloadFloodIsBounded).
 	finished []*download
+	// open counts the records of downloads not done; seq numbers them.
+	open, seq int64
 }
 
 // maxFinishedDownloads is how many finished downloads the relay keeps: a
@@ -120,11 +123,57 @@ const maxFinishedDownloads = 256
 // retire notes that dl is done, and forgets the oldest finished ones past
 // the bound. Call with r.mu held.
 func (d *downloadState) retire(dl *download) {
+	if !dl.done && dl.seq != 0 {
+		d.open--
+	}
 	dl.done = true
 	d.finished = append(d.finished, dl)
 	for len(d.finished) > maxFinishedDownloads {
 		old := d.finished[0]
 		d.finished = append(d.finished[:0], d.finished[1:]...)
+		if d.byGUID[old.guid] == old {
+			delete(d.byGUID, old.guid)
+		}
+		if d.byChrome[old.chromeID] == old {
+			delete(d.byChrome, old.chromeID)
+		}
+	}
+}
+
+// maxOpenDownloads is how many downloads not done yet the relay keeps:
+// Chrome never reports some done (a response that never ends, a blob URL
+// that does not exist), and past the bound the oldest are forgotten as
+// the finished ones are.
+const maxOpenDownloads = 512
+
+// track counts dl among the downloads not done, forgetting the oldest past
+// the bound. Call with r.mu held.
+func (d *downloadState) track(dl *download) {
+	if dl.seq != 0 {
+		return
+	}
+	d.seq++
+	dl.seq = d.seq
+	d.open++
+	for d.open > maxOpenDownloads {
+		var old *download
+		older := func(x *download) {
+			if !x.done && x.seq != 0 && (old == nil || x.seq < old.seq) {
+				old = x
+			}
+		}
+		for _, x := range d.byGUID {
+			older(x)
+		}
+		for _, x := range d.byChrome {
+			older(x)
+		}
+		if old == nil {
+			d.open = 0
+			return
+		}
+		old.done = true
+		d.open--
 		if d.byGUID[old.guid] == old {
 			delete(d.byGUID, old.guid)
 		}
@@ -313,6 +362,7 @@ func (r *Relay) onPageDownload(t *tab, method cdproto.MethodType, params jsonv2.
 		}
 		dl.guid, dl.tab = p.GUID, t
 		r.downloads.byGUID[p.GUID] = dl
+		r.downloads.track(dl)
 		r.beginDownload(dl, p.FrameID, p.SuggestedFilename)
 		if dl.info.State == "complete" || dl.info.State == "interrupted" {
 			r.finishDownload(dl)
@@ -356,6 +406,7 @@ func (r *Relay) onExtDownload(info wire.DownloadInfo) {
 		}
 		dl.chromeID = info.ID
 		r.downloads.byChrome[info.ID] = dl
+		r.downloads.track(dl)
 	}
 	dl.info = info
 	if (info.State == "complete" || info.State == "interrupted") && dl.guid == "" {
@@ -483,6 +534,7 @@ func (c *Client) downloadBlob(ctx context.Context, m *cdproto.Message, sid targe
 	r.mu.Lock()
 	r.downloads.init()
 	r.downloads.byGUID[dl.guid] = dl
+	r.downloads.track(dl)
 	// Announced before the extension starts it, so that no report of
 	// chrome.downloads (linked by URL) precedes the announcement.
 	r.beginDownload(dl, "", name)

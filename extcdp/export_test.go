@@ -57,3 +57,10 @@ func SetupAfter(cmds [][2]string) []string {
 
 // CleanName is cleanName, for tests.
 var CleanName = cleanName
+
+// HasChromeDownload reports whether the relay holds chrome.downloads' id.
+func (r *Relay) HasChromeDownload(id int64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.downloads.byChrome[id] != nil
+}
