@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/chromedp/cdproto"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
@@ -32,6 +33,10 @@ type clientPolicy struct {
 	params     wire.PolicyParams // as the extension gets it
 	tabs       []int64           // the tabs it drives, as the extension last heard
 	guards     bool              // it guards its tabs' loads itself (GuardsLoads)
+	// synced is closed once the extension holds the loads of the tabs
+	// last sent (nil: nothing on its way); the client's commands to the
+	// extension wait for it (waitDriven).
+	synced chan struct{}
 }
 
 // setPolicy answers Livetab.setPolicy.
@@ -190,7 +195,36 @@ func (r *Relay) syncDrivenTabs(c *Client) {
 	p := c.pol.params
 	p.Tabs = ids
 	params, _ := jsonv2.Marshal(p, wire.Options)
-	r.b.GoNow(&wire.Frame{Method: wire.SetPolicy, Params: params}, func(*wire.Frame, error) {})
+	synced := make(chan struct{})
+	c.pol.synced = synced
+	if r.b.GoNow(&wire.Frame{Method: wire.SetPolicy, Params: params}, func(*wire.Frame, error) { close(synced) }) != nil {
+		close(synced)
+	}
+}
+
+// maxDrivenWait bounds how long a command waits for the extension to
+// hold the loads of a tab its client just began to drive.
+const maxDrivenWait = 5 * time.Second
+
+// waitDriven waits until the extension holds the loads of the tabs c
+// drives as the relay last told it. The extension installs the rules
+// while it goes on answering commands: under load a script's location
+// change, sent right after the attach, ran before them and showed the
+// client a page outside its domains (TestRedTeamScriptNavigationLeavesNoWindow).
+func (c *Client) waitDriven(ctx context.Context) {
+	c.r.mu.Lock()
+	synced := c.pol.synced
+	c.r.mu.Unlock()
+	if synced == nil {
+		return
+	}
+	t := time.NewTimer(maxDrivenWait)
+	defer t.Stop()
+	select {
+	case <-synced:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // refusal says why c's policy keeps it off t, or "" when it does not.
