@@ -49,6 +49,9 @@ type Client struct {
 	// stops reading a client that has too many (see waitInFlight).
 	inFlight   atomic.Int64
 	inFlightCh chan struct{}
+	// atExt holds a slot for each of the client's commands at the
+	// extension (fair.go).
+	atExt chan struct{}
 
 	// The fields below are guarded by r.mu.
 	discover       bool
@@ -102,7 +105,7 @@ type Client struct {
 
 // NewClient connects a new client to the relay.
 func (r *Relay) NewClient() *Client {
-	c := &Client{r: r, signal: make(chan struct{}, 1), inFlightCh: make(chan struct{}, 1), hidden: map[target.ID]time.Time{}, contexts: map[cdp.BrowserContextID]bool{},
+	c := &Client{r: r, signal: make(chan struct{}, 1), inFlightCh: make(chan struct{}, 1), atExt: make(chan struct{}, extWindow), hidden: map[target.ID]time.Time{}, contexts: map[cdp.BrowserContextID]bool{},
 		name: "CDP client", since: time.Now()}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	r.mu.Lock()
@@ -506,8 +509,21 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		}
 	}
 	r.mu.Unlock()
+	c.waitDriven(ctx)
+	release, err := c.window(ctx, m.Method)
+	if err != nil {
+		cancel()
+		c.failErr(m.ID, replySID, fmt.Errorf("livetab: %s waited for the client's earlier commands at the extension: %w", m.Method, err))
+		return
+	}
+	next := done
+	done = func(rep *wire.Frame, err error) {
+		release()
+		next(rep, err)
+	}
 	f := &wire.Frame{Method: string(m.Method), Params: params, TabID: t.id, SessionID: sid}
 	if err := r.b.Go(ctx, f, done); err != nil {
+		release()
 		cancel()
 		c.failErr(m.ID, replySID, err)
 	}

@@ -64,3 +64,11 @@ func (r *Relay) HasChromeDownload(id int64) bool {
 	defer r.mu.Unlock()
 	return r.downloads.byChrome[id] != nil
 }
+
+// SetSlowCommand sets when an unanswered command gives its slot of the
+// window back; it returns a function that restores it.
+func SetSlowCommand(d time.Duration) func() {
+	old := slowCommand
+	slowCommand = d
+	return func() { slowCommand = old }
+}

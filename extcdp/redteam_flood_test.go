@@ -14,7 +14,8 @@ import (
 // it may); another client's commands on its own tab wait behind them at the
 // extension, first come first served.
 func TestRedTeamFloodLatency(t *testing.T) {
-	t.Skip("red team: one client with 1024 commands in flight raises another's p50 Runtime.evaluate from ~1.6 ms to ~90 ms (57x); no fairness between clients on the way to the extension")
+	// Before the window (fair.go): ~1.6 ms alone, ~90 ms under the flood
+	// (57x). The margin is wide: the machine's load moves both figures.
 	a, b := dialRaw(t), dialRaw(t)
 	tA := field(a.must("", "Target.createTarget", map[string]any{"url": site.URL + "/form?A"}), "targetId")
 	sA := field(a.must("", "Target.attachToTarget", map[string]any{"targetId": tA, "flatten": true}), "sessionId")
@@ -44,7 +45,7 @@ func TestRedTeamFloodLatency(t *testing.T) {
 	busy := p50()
 	cancel()
 	t.Logf("B's p50 evaluate: %v alone, %v while A keeps 1024 commands in flight", quiet, busy)
-	if busy > 10*quiet+5*time.Millisecond {
+	if busy > 10*quiet+20*time.Millisecond {
 		t.Errorf("one client's flood slows another's commands %.0fx", float64(busy)/float64(quiet))
 	}
 }
