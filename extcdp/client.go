@@ -429,14 +429,27 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		return
 	}
 	r.mu.Lock()
-	crashed := sid == "" && t.crash.crashed && !answersWhenCrashed[m.Method]
+	cs := &t.crash
+	var ch *child
+	if sid != "" {
+		cs = nil
+		if ch = r.children[sid]; ch != nil && ch.tab == t {
+			cs = &ch.crash
+		}
+	}
 	var crash context.Context
-	if sid == "" {
-		crash = t.crashCtx()
+	crashed := false
+	if cs != nil {
+		crashed = cs.is && !answersWhenCrashed[m.Method]
+		crash = cs.watch()
 	}
 	r.mu.Unlock()
 	if crashed {
-		c.failErr(m.ID, replySID, crashError(t))
+		if ch != nil {
+			c.failErr(m.ID, replySID, frameCrashError(ch))
+		} else {
+			c.failErr(m.ID, replySID, crashError(t))
+		}
 		return
 	}
 	// Every command is answered within commandTimeout, and dropped at the

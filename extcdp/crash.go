@@ -20,20 +20,30 @@ import (
 
 // crashState is the crash watch of one tab. Under r.mu.
 type crashState struct {
-	crashed bool
+	is bool
 	// ctx ends, with the crash as its cause, when the page crashes; the
 	// commands on their way to the page are bound to it.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 }
 
-// crashCtx returns the context that ends when t's page crashes. Call with
+// watch returns the context that ends when the page crashes. Call with
 // r.mu held.
-func (t *tab) crashCtx() context.Context {
-	if t.crash.ctx == nil {
-		t.crash.ctx, t.crash.cancel = context.WithCancelCause(context.Background())
+func (cs *crashState) watch() context.Context {
+	if cs.ctx == nil {
+		cs.ctx, cs.cancel = context.WithCancelCause(context.Background())
 	}
-	return t.crash.ctx
+	return cs.ctx
+}
+
+// crashed notes the crash and fails the commands on their way with err.
+// Call with r.mu held.
+func (cs *crashState) crashed(err error) {
+	cs.is = true
+	if cs.cancel != nil {
+		cs.cancel(err)
+	}
+	cs.ctx, cs.cancel = nil, nil
 }
 
 // crashError is what a command of a crashed page gets.
@@ -45,18 +55,30 @@ func crashError(t *tab) error {
 // held.
 func (r *Relay) pageCrashed(t *tab) {
 	r.log.Warn("page crashed", "tab", t.id)
-	t.crash.crashed = true
-	if t.crash.cancel != nil {
-		t.crash.cancel(crashError(t))
-	}
-	t.crash.ctx, t.crash.cancel = nil, nil
+	t.crash.crashed(crashError(t))
 	t.runtime.list = nil
 	t.doc = docCache{}
 }
 
 // pageBack runs for an event that says the tab's page lives again. Call
 // with r.mu held.
-func (t *tab) pageBack() { t.crash.crashed = false }
+func (t *tab) pageBack() { t.crash.is = false }
+
+// frameCrashError is what a command of a crashed out-of-process frame gets.
+func frameCrashError(c *child) error {
+	return fmt.Errorf("livetab: the frame %s of tab %d crashed (its renderer is gone); reload its page (Page.reload on the tab) to bring it back", c.targetID, c.tab.id)
+}
+
+// frameCrashed runs for an out-of-process frame's Inspector.targetCrashed:
+// its session's commands fail as a page's do (TestCrashedFrameAnswers).
+// A reload of the page makes the frame anew, with a session of its own.
+// Call with r.mu held.
+func (r *Relay) frameCrashed(c *child) {
+	r.log.Warn("frame crashed", "tab", c.tab.id, "frame", c.targetID)
+	c.crash.crashed(frameCrashError(c))
+	c.runtime.list = nil
+	c.doc = docCache{}
+}
 
 // answersWhenCrashed are the commands Chrome answers for a tab whose page
 // crashed: those the browser handles, not the renderer.

@@ -313,6 +313,7 @@ type child struct {
 	left     leftState  // what each client set on it (leftstate.go)
 	runtime  execContexts
 	doc      docCache
+	crash    crashState // its renderer's (crash.go)
 }
 
 // docCache keeps the last DOM.getDocument answer of an attachment. The DOM
@@ -658,10 +659,14 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 	case cdproto.EventInspectorTargetCrashed:
 		if c == nil {
 			r.pageCrashed(t)
+		} else {
+			r.frameCrashed(c)
 		}
 	case cdproto.EventInspectorTargetReloadedAfterCrash, cdproto.EventPageFrameNavigated:
 		if c == nil {
 			t.pageBack()
+		} else {
+			c.crash.is = false
 		}
 	case cdproto.EventPageLifecycleEvent:
 		if c == nil {
