@@ -7,7 +7,6 @@ import (
 	"time"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
-	"github.com/coder/websocket"
 
 	"github.com/livetab/livetab/internal/fakeext"
 	"github.com/livetab/livetab/internal/wire"
@@ -26,15 +25,11 @@ func TestUnfinishedDownloadsAreBounded(t *testing.T) {
 	const n = 5000
 	for i := range n {
 		p, _ := jsonv2.Marshal(wire.DownloadInfo{ID: int64(i + 1), URL: fmt.Sprintf("http://127.0.0.1:1/never-%d", i), State: "in_progress"}, wire.Options)
-		data, _ := wire.Encode(&wire.Frame{Method: wire.Download, Params: p})
-		if err := ext.Send(ctx, websocket.MessageText, data); err != nil {
-			t.Fatal(err)
-		}
+		extEvent(t, ctx, ext, wire.Download, p)
 	}
 	// The last report is in once the relay answers a later request.
 	last, _ := jsonv2.Marshal(wire.DownloadInfo{ID: n + 1, URL: "http://127.0.0.1:1/last", State: "in_progress"}, wire.Options)
-	data, _ := wire.Encode(&wire.Frame{Method: wire.Download, Params: last})
-	ext.Send(ctx, websocket.MessageText, data)
+	extEvent(t, ctx, ext, wire.Download, last)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		got := r.Counts()["downloads"]

@@ -47,15 +47,8 @@ func TestAutoAttachedPopupSaysAttached(t *testing.T) {
 	call(1, "Target.setDiscoverTargets", `{"discover":true}`)
 	call(2, "Target.setAutoAttach", `{"autoAttach":true,"waitForDebuggerOnStart":false,"flatten":true}`)
 	call(3, "Target.createTarget", `{"url":"about:blank"}`)
-	event := func(method, params string) {
-		t.Helper()
-		data, _ := wire.Encode(&wire.Frame{Method: method, Params: jsonv2.Value(params)})
-		if err := ext.Send(ctx, websocket.MessageText, data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	event(wire.TabCreated, `{"tabId":2,"targetId":"T2","windowId":1,"openerTabId":1,"url":"","title":"","active":true,"attached":false,"popup":true}`)
-	event(wire.TabUpdated, `{"tabId":2,"targetId":"T2","windowId":1,"openerTabId":1,"url":"http://127.0.0.1/popup","title":"","active":true,"attached":false,"popup":true}`)
+	extEvent(t, ctx, ext, wire.TabCreated, []byte(`{"tabId":2,"targetId":"T2","windowId":1,"openerTabId":1,"url":"","title":"","active":true,"attached":false,"popup":true}`))
+	extEvent(t, ctx, ext, wire.TabUpdated, []byte(`{"tabId":2,"targetId":"T2","windowId":1,"openerTabId":1,"url":"http://127.0.0.1/popup","title":"","active":true,"attached":false,"popup":true}`))
 	var attached, changed bool
 	for !attached || !changed {
 		m, err := c.Next(ctx)
@@ -83,5 +76,14 @@ func TestAutoAttachedPopupSaysAttached(t *testing.T) {
 		if p.TargetInfo.OpenerID != "T1" {
 			t.Errorf("%s of the popup names opener %q, want T1", m.Method, p.TargetInfo.OpenerID)
 		}
+	}
+}
+
+// extEvent sends an event of the fake extension to the relay.
+func extEvent(t *testing.T, ctx context.Context, ext *fakeext.Ext, method string, params []byte) {
+	t.Helper()
+	data, _ := wire.Encode(&wire.Frame{Method: method, Params: jsonv2.Value(params)})
+	if err := ext.Send(ctx, websocket.MessageText, data); err != nil {
+		t.Fatal(err)
 	}
 }

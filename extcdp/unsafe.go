@@ -49,6 +49,14 @@ var browserSchemes = map[string]bool{
 	"filesystem": true, "isolated-app": true, "edge": true,
 }
 
+// opened reports whether t is c's own: a tab it created, or a popup of one.
+func (c *Client) opened(t *tab) bool {
+	c.r.mu.Lock()
+	mine := t.created && t.creator == c
+	c.r.mu.Unlock()
+	return mine || c.ownPopup(t)
+}
+
 // guardUnsafe looks at a command before forward sends it to tab t (or its
 // child session sid) and reports whether it answered the command itself,
 // by emulating or refusing it.
@@ -65,10 +73,7 @@ func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session)
 		c.fail(m.ID, m.SessionID, -32000, "livetab refuses Page.crash: it would kill a renderer that the person's own tabs of the same site may share")
 		return true
 	case cdproto.CommandPageClose:
-		c.r.mu.Lock()
-		mine := t.created && t.creator == c
-		c.r.mu.Unlock()
-		if mine || c.ownPopup(t) {
+		if c.opened(t) {
 			return false
 		}
 		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab does not close a tab the person opened (Page.close on tab %d): detach with Target.detachFromTarget, or close it on purpose with Livetab.closeTab", t.id))
@@ -77,10 +82,7 @@ func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session)
 		// Chrome has no command that gives a page its real clock back,
 		// only the detach, which another client's session holds off: the
 		// person's page would keep its timers stopped.
-		c.r.mu.Lock()
-		mine := t.created && t.creator == c
-		c.r.mu.Unlock()
-		if mine || c.ownPopup(t) {
+		if c.opened(t) {
 			return false
 		}
 		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses Emulation.setVirtualTimePolicy on tab %d, which the person opened: Chrome gives a page its clock back only when the debugger leaves it; use a tab of your own (Target.createTarget)", t.id))
