@@ -46,6 +46,11 @@ const (
 	Native
 	// InPage streams the bytes and builds the files in the page.
 	InPage
+	// Channel sends the bytes through the livetab extension's transfer
+	// channel: its transfer page, framed into the tab, fetches them from
+	// livetab over loopback and hands the page a Blob, so no byte becomes
+	// a CDP string. Plain Chrome has none; Auto tries it before InPage.
+	Channel
 )
 
 // String names the mode.
@@ -57,6 +62,8 @@ func (m Mode) String() string {
 		return "native"
 	case InPage:
 		return "in-page"
+	case Channel:
+		return "channel"
 	}
 	return fmt.Sprintf("mode(%d)", int(m))
 }
@@ -153,14 +160,14 @@ func (f File) mimeOf(head []byte) string {
 
 // Result describes a finished upload.
 type Result struct {
-	// Mode is the path taken: Native or InPage. For a drop, Native means
-	// the browser dragged the files (trusted events), InPage synthetic
-	// events (isTrusted false).
+	// Mode is the path taken: Native, Channel or InPage. For a drop,
+	// Native means the browser dragged the files (trusted events), the
+	// others synthetic events (isTrusted false).
 	Mode Mode
 	// Files are the files as the page sees them.
 	Files []FileResult
-	// Fallback says why Auto did not take the native path, when it did
-	// not.
+	// Fallback says why Auto did not take the native path or the
+	// channel, when it did not.
 	Fallback string
 }
 
