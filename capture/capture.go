@@ -74,6 +74,12 @@ const (
 	// the file: big media moves at disk speed instead of as base64
 	// through CDP. It runs between rungs 1 and 2.
 	RungSave Rung = 4
+	// RungChannel, through livetab, has the extension's transfer page,
+	// framed into the tab, post the media's blob to livetab over loopback,
+	// and reads it from there: no byte becomes a CDP string, and no
+	// download shows in the person's list. It runs before RungSave for
+	// the blobs that rung would save; plain Chrome has no such page.
+	RungChannel Rung = 5
 )
 
 // String names the rung as results and errors show it.
@@ -87,6 +93,8 @@ func (r Rung) String() string {
 		return "download"
 	case RungSave:
 		return "page-download"
+	case RungChannel:
+		return "channel"
 	}
 	return fmt.Sprintf("rung(%d)", int(r))
 }
