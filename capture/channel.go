@@ -23,7 +23,7 @@ import (
 var FrameReady = 5 * time.Second
 
 // channelChunk is the bytes per Livetab.readTransfer.
-const channelChunk = 4 << 20
+const channelChunk = 2 << 20
 
 var errNoChannel = errors.New("capture: the browser has no livetab transfer channel (plain Chrome): allow another rung")
 
@@ -49,16 +49,32 @@ func (c *Capturer) channel(ctx context.Context, cfg *config, l *lib, id int64, m
 		cdp.Call(cctx, c.t, livetabcdp.CloseTransfer, livetabcdp.CloseTransferParams{Transfer: tr.Transfer})
 		cancel()
 	}()
-	if err := l.Call(ctx, "post", nil, val(id), val(tr.FrameURL), val(FrameReady.Milliseconds())); err != nil {
-		return nil, fmt.Errorf("capture: the transfer channel: %w", err)
-	}
+	// The page posts while Go reads: the relay answers each read once its
+	// bytes arrived. A post that fails ends the reads, and no asset is
+	// made before the first bytes arrive.
+	pctx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	go func() {
+		if err := l.Call(pctx, "post", nil, val(id), val(tr.FrameURL), val(FrameReady.Milliseconds())); err != nil {
+			fail(fmt.Errorf("capture: the transfer channel: %w", err))
+		}
+	}()
 	m.rung = RungChannel
-	read := func(ctx context.Context, off, n int64) ([]byte, error) {
-		r, err := cdp.Call(ctx, c.t, livetabcdp.ReadTransfer, livetabcdp.ReadTransferParams{Transfer: tr.Transfer, Offset: off, Size: n})
+	read := func(rctx context.Context, off, n int64) ([]byte, error) {
+		r, err := cdp.Call(rctx, c.t, livetabcdp.ReadTransfer, livetabcdp.ReadTransferParams{Transfer: tr.Transfer, Offset: off, Size: n})
 		if err != nil {
+			if cause := context.Cause(pctx); cause != nil && ctx.Err() == nil {
+				return nil, cause
+			}
 			return nil, fmt.Errorf("capture: reading the transfer: %w", c.cdpErr(err))
 		}
 		return r.Data, nil
 	}
-	return c.store(ctx, cfg, m, newAheadSource(ctx, read, m.size, channelChunk))
+	res, err := c.store(pctx, cfg, m, newAheadSource(pctx, read, m.size, channelChunk))
+	if err != nil && ctx.Err() == nil {
+		if cause := context.Cause(pctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			return nil, cause
+		}
+	}
+	return res, err
 }

@@ -1,6 +1,7 @@
 package extcdp
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -125,12 +126,7 @@ func (c *Client) transferCommand(m *cdproto.Message, sid target.SessionID) bool 
 		if !c.params(m, sid, &p) {
 			return true
 		}
-		res, err := c.readTransfer(p)
-		if err != nil {
-			c.failErr(m.ID, sid, err)
-			return true
-		}
-		c.reply(m.ID, sid, res)
+		c.readTransfer(m, sid, p)
 	case livetabcdp.CommandCloseTransfer:
 		var p livetabcdp.CloseTransferParams
 		if !c.params(m, sid, &p) {
@@ -260,33 +256,54 @@ func (c *Client) writeTransfer(p livetabcdp.WriteTransferParams) error {
 	return nil
 }
 
-func (c *Client) readTransfer(p livetabcdp.ReadTransferParams) (*livetabcdp.ReadTransferResult, error) {
+// readTransfer answers a read of the bytes the page posts to a transfer
+// from the page, once they have arrived: a read may be sent while the page
+// still posts, and is answered off the client's lane, so that its other
+// commands (the close of the transfer among them) go on meanwhile.
+func (c *Client) readTransfer(m *cdproto.Message, sid target.SessionID, p livetabcdp.ReadTransferParams) {
 	ts := &c.r.transfers
 	ts.mu.Lock()
 	x, err := ts.mine(c, p.Transfer)
-	if err != nil {
-		ts.mu.Unlock()
-		return nil, err
+	if err == nil && x.toPage {
+		err = errors.New("livetab: the transfer is to the page; write it (Livetab.writeTransfer)")
 	}
-	if x.toPage {
-		ts.mu.Unlock()
-		return nil, errors.New("livetab: the transfer is to the page; write it (Livetab.writeTransfer)")
+	if err == nil && (p.Offset < 0 || p.Offset > x.size) {
+		err = fmt.Errorf("livetab: offset %d is outside the transfer's %d bytes", p.Offset, x.size)
 	}
-	if !x.posted {
-		ts.mu.Unlock()
-		return nil, errors.New("livetab: the page has not posted the transfer's bytes (yet)")
-	}
-	total, f := x.written, x.f
 	ts.mu.Unlock()
-	if p.Offset < 0 || p.Offset > total {
-		return nil, fmt.Errorf("livetab: offset %d is outside the transfer's %d bytes", p.Offset, total)
+	if err != nil {
+		c.failErr(m.ID, sid, err)
+		return
 	}
-	n := min(max(p.Size, 1), maxTransferRead, total-p.Offset)
-	buf := make([]byte, n)
-	if _, err := f.ReadAt(buf, p.Offset); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("livetab: reading the transfer: %w", err)
-	}
-	return &livetabcdp.ReadTransferResult{Data: buf, EOF: p.Offset+n == total, Total: total}, nil
+	n := min(max(p.Size, 1), maxTransferRead, x.size-p.Offset)
+	go func() {
+		ctx, cancel := context.WithTimeout(c.ctx, transferTTL)
+		defer cancel()
+		for {
+			ts.mu.Lock()
+			closed, have, more := x.closed, x.written, x.more
+			ts.mu.Unlock()
+			if closed {
+				c.failErr(m.ID, sid, errNoTransfer)
+				return
+			}
+			if have >= p.Offset+n {
+				break
+			}
+			select {
+			case <-more:
+			case <-ctx.Done():
+				c.failErr(m.ID, sid, errors.New("livetab: the page posted no more bytes in time"))
+				return
+			}
+		}
+		buf := make([]byte, n)
+		if _, err := x.f.ReadAt(buf, p.Offset); err != nil && !errors.Is(err, io.EOF) {
+			c.failErr(m.ID, sid, fmt.Errorf("livetab: reading the transfer: %w", err))
+			return
+		}
+		c.reply(m.ID, sid, &livetabcdp.ReadTransferResult{Data: buf, EOF: p.Offset+n == x.size, Total: x.size})
+	}()
 }
 
 // closeTransfer ends c's transfer id, if c has it.
@@ -431,28 +448,37 @@ func (r *Relay) takeFromPage(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "livetab: not the announced size", http.StatusRequestEntityTooLarge)
 		return
 	}
-	n, err := io.Copy(&offsetWriter{f: x.f}, io.LimitReader(req.Body, x.size+1))
+	// The bytes count as written as they arrive, so that the program's
+	// reads go on while the page still posts.
+	buf := make([]byte, 1<<20)
+	body := io.LimitReader(req.Body, x.size)
+	var off int64
+	for off < x.size {
+		k, err := io.ReadFull(body, buf[:min(int64(len(buf)), x.size-off)])
+		if k > 0 {
+			if _, werr := x.f.WriteAt(buf[:k], off); werr != nil {
+				err = werr
+			}
+			off += int64(k)
+			ts.mu.Lock()
+			if !x.closed {
+				x.written = off
+				x.wake()
+			}
+			ts.mu.Unlock()
+		}
+		if err != nil {
+			break
+		}
+	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if x.closed {
 		return
 	}
-	if err != nil || n != x.size {
-		http.Error(w, "livetab: the post ended short or long", http.StatusBadRequest)
+	if off != x.size {
+		http.Error(w, "livetab: the post ended short", http.StatusBadRequest)
 		return
 	}
-	x.written, x.posted = n, true
-	x.wake()
 	w.WriteHeader(http.StatusNoContent)
-}
-
-type offsetWriter struct {
-	f   *os.File
-	off int64
-}
-
-func (o *offsetWriter) Write(p []byte) (int, error) {
-	n, err := o.f.WriteAt(p, o.off)
-	o.off += int64(n)
-	return n, err
 }
