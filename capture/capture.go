@@ -76,9 +76,10 @@ const (
 	RungSave Rung = 4
 	// RungChannel, through livetab, has the extension's transfer page,
 	// framed into the tab, post the media's blob to livetab over loopback,
-	// and reads it from there: no byte becomes a CDP string, and no
-	// download shows in the person's list. It runs before RungSave for
-	// the blobs that rung would save; plain Chrome has no such page.
+	// and reads it from there: no byte becomes a CDP string, no click, and
+	// no download shows in the person's list. It runs after RungSave (the
+	// browser's download was faster where both ran) and before the
+	// in-page slices; plain Chrome has no such page.
 	RungChannel Rung = 5
 )
 
@@ -189,6 +190,9 @@ type config struct {
 	downloadDir   string
 	downloadStart time.Duration
 	saveAbove     int64
+	// channelAbove is the size from which RungChannel runs once RungSave
+	// failed for good (saveAbove is then -1); 0: saveAbove.
+	channelAbove int64
 	check         check // WaitNew's filter, for URL
 }
 

@@ -12,16 +12,17 @@ import (
 	"github.com/livetab/livetab/capture"
 )
 
-// Through livetab a big blob goes through the transfer channel: the
-// extension's transfer page posts it to the relay, nothing is downloaded,
-// the bytes are the source's. A page that keeps the frame from loading
-// gets the page's download instead; a cancel leaves no file and no frame.
+// Through livetab a big blob the browser may not download goes through the
+// transfer channel: the extension's transfer page posts it to the relay,
+// nothing is downloaded, the bytes are the source's. A page that keeps the
+// frame from loading gets the slices instead; a cancel leaves no file and
+// no frame.
 func TestChannelLivetab(t *testing.T) {
 	t.Run("Media", func(t *testing.T) {
 		ctx, c := open(t, liveTab)
 		generate(t, ctx)
 		dl := t.TempDir()
-		for _, rungs := range [][]capture.Rung{nil, {capture.RungChannel}} {
+		for _, rungs := range [][]capture.Rung{{capture.RungChannel, capture.RungPage}, {capture.RungChannel}, {capture.RungBody, capture.RungChannel, capture.RungPage}} {
 			opts := []capture.Option{capture.To(capture.Dir(t.TempDir())), capture.SaveAbove(1), capture.DownloadDir(dl)}
 			if rungs != nil {
 				opts = append(opts, capture.Rungs(rungs...))
@@ -47,11 +48,12 @@ func TestChannelLivetab(t *testing.T) {
 			t.Fatal(err)
 		}
 		dl := t.TempDir()
-		res, err := c.Element(opCtx(t), capture.CSS("#result-blobvideo"), capture.To(capture.Dir(t.TempDir())), capture.SaveAbove(1), capture.DownloadDir(dl))
+		res, err := c.Element(opCtx(t), capture.CSS("#result-blobvideo"), capture.To(capture.Dir(t.TempDir())), capture.SaveAbove(1), capture.DownloadDir(dl),
+			capture.Rungs(capture.RungChannel, capture.RungPage))
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkAsset(t, res, "blobvideo", capture.RungSave)
+		checkAsset(t, res, "blobvideo", capture.RungPage)
 		if len(res.Attempts) != 1 || res.Attempts[0].Rung != capture.RungChannel {
 			t.Errorf("attempts %v, want the channel's", res.Attempts)
 		}

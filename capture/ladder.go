@@ -156,6 +156,9 @@ func (c *Capturer) ladder(ctx context.Context, cfg *config, l *lib, el runtime.R
 			if copyFails(err) {
 				// The page could not download it; nor will it a copy.
 				cfg2 := *cfg
+				if cfg2.channelAbove == 0 {
+					cfg2.channelAbove = max(cfg2.saveAbove, 1)
+				}
 				cfg2.saveAbove = -1
 				cfg = &cfg2
 			}
@@ -173,9 +176,7 @@ func (c *Capturer) ladder(ctx context.Context, cfg *config, l *lib, el runtime.R
 		}
 		return done(nil, attempts[len(attempts)-1].Err)
 	}
-	// Through livetab a big blob goes through the channel (which inPage
-	// tries first), and is saved only if that fails.
-	if strings.HasPrefix(d.URL, "blob:") && cfg.allowed(RungSave) && !(cfg.allowed(RungChannel) && cfg.saveAbove >= 0 && c.hasChannel(ctx)) {
+	if strings.HasPrefix(d.URL, "blob:") && cfg.allowed(RungSave) {
 		if res, final, err := save(func(error) bool { return true }); final {
 			return done(res, err)
 		}
@@ -248,6 +249,16 @@ func (c *Capturer) inPage(ctx context.Context, cfg *config, l *lib, target *runt
 		res.Attempts = append(res.Attempts, failed...)
 		return res, nil
 	}
+	if big && cfg.allowed(RungSave) {
+		res, err := c.save(ctx, cfg, l, o.ID, m)
+		if err == nil || ctx.Err() != nil || errors.Is(err, ErrTabClosed) {
+			return finish(res, err)
+		}
+		failed = append(failed, Attempt{Rung: RungSave, Err: err})
+	}
+	if cfg.saveAbove < 0 && cfg.channelAbove > 0 {
+		big = o.Size >= cfg.channelAbove
+	}
 	if big && cfg.allowed(RungChannel) {
 		if !c.hasChannel(ctx) {
 			if !cfg.allowed(RungSave) && !cfg.allowed(RungPage) {
@@ -260,13 +271,6 @@ func (c *Capturer) inPage(ctx context.Context, cfg *config, l *lib, target *runt
 			}
 			failed = append(failed, Attempt{Rung: RungChannel, Err: err})
 		}
-	}
-	if big && cfg.allowed(RungSave) {
-		res, err := c.save(ctx, cfg, l, o.ID, m)
-		if err == nil || ctx.Err() != nil || errors.Is(err, ErrTabClosed) {
-			return finish(res, err)
-		}
-		failed = append(failed, Attempt{Rung: RungSave, Err: err})
 	}
 	if !cfg.allowed(RungPage) {
 		if len(failed) > 0 {

@@ -110,9 +110,8 @@ func runSave(t *testing.T, newTab func(testing.TB) context.Context, byExtension 
 		}
 		switch {
 		case byExtension:
-			// The transfer channel: no download at all.
-			if res.SHA256 != sum(want) || res.Rung != capture.RungChannel {
-				t.Errorf("got %s by %s after %v, want sha256 %s by the channel", res.SHA256, res.Rung, res.Attempts, sum(want))
+			if res.SHA256 != sum(want) || res.Rung != capture.RungSave {
+				t.Errorf("got %s by %s after %v, want sha256 %s by page-download", res.SHA256, res.Rung, res.Attempts, sum(want))
 			}
 		case res.SHA256 != sum(want) || res.Rung != capture.RungPage || len(res.Attempts) != 1 || res.Attempts[0].Rung != capture.RungSave:
 			t.Errorf("got %s by %s after %v, want sha256 %s by in-page after a failed page-download", res.SHA256, res.Rung, res.Attempts, sum(want))
@@ -192,8 +191,8 @@ func TestDownloadBlobRedirectedAway(t *testing.T) {
 
 // TestSaveRefusedFallsBack: an extension that refuses to download an
 // http(s) URL (one from before it took them) costs the capture nothing but
-// an attempt: the page reads the video and the copy goes through the
-// transfer channel, the bytes are the source's.
+// an attempt: the page reads the video and saves the copy, the bytes are
+// the source's.
 func TestSaveRefusedFallsBack(t *testing.T) {
 	capture.SetExtensionSaveURL(func(u string) string {
 		if strings.HasPrefix(u, "http") {
@@ -213,7 +212,7 @@ func TestSaveRefusedFallsBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkAsset(t, res, "video", capture.RungChannel)
+		checkAsset(t, res, "video", capture.RungSave)
 		// (The second may first try the body of the first one's fetch.)
 		if n := len(res.Attempts); n == 0 || res.Attempts[n-1].Rung != capture.RungSave {
 			t.Errorf("attempts %v, want the refused download of the URL last", res.Attempts)

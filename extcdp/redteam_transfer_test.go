@@ -188,6 +188,28 @@ func TestRedTeamTransferChannel(t *testing.T) {
 		t.Errorf("reading the page's post: %q eof %v, %v", rd.Data, rd.EOF, err)
 	}
 
+	// A flood of reads waiting for a post holds a bounded number of them.
+	wait, _ := openTransfer(t, ctx, livetabcdp.TransferFromPage, 8<<20)
+	refused := make(chan bool, 10)
+	for range 10 {
+		go func() {
+			rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			defer cancel()
+			_, err := chromedp.Call(rctx, livetabcdp.ReadTransfer, livetabcdp.ReadTransferParams{Transfer: wait.Transfer, Size: 8 << 20})
+			refused <- err != nil && strings.Contains(err.Error(), "in flight")
+		}()
+	}
+	n := 0
+	for range 10 {
+		if <-refused {
+			n++
+		}
+	}
+	if n != 6 {
+		t.Errorf("%d of 10 waiting reads were refused, want 6", n)
+	}
+	chromedp.Call(ctx, livetabcdp.CloseTransfer, livetabcdp.CloseTransferParams{Transfer: wait.Transfer})
+
 	// A client's transfers end with it.
 	if n := env.Relay.Transfers(); n == 0 {
 		t.Fatal("no transfer open before the client leaves")

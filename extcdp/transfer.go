@@ -42,6 +42,9 @@ var (
 	// maxAhead bounds the writes of a transfer that arrived before the
 	// bytes in front of them.
 	maxAhead = 16
+	// maxReads bounds the reads of one transfer waiting or in progress,
+	// so that a flood of them holds no more than maxReads buffers.
+	maxReads = 4
 	// maxTransferRead bounds one Livetab.readTransfer.
 	maxTransferRead int64 = 8 << 20
 )
@@ -64,6 +67,7 @@ type transfer struct {
 	// Under transfers.mu:
 	written int64           // the bytes from 0 on that have arrived
 	ahead   map[int64]int64 // writes past written: offset -> end
+	reads   int             // reads waiting or in progress
 	posted  bool            // fromPage: the page's post is complete
 	claimed bool            // its one request came
 	closed  bool
@@ -270,6 +274,12 @@ func (c *Client) readTransfer(m *cdproto.Message, sid target.SessionID, p liveta
 	if err == nil && (p.Offset < 0 || p.Offset > x.size) {
 		err = fmt.Errorf("livetab: offset %d is outside the transfer's %d bytes", p.Offset, x.size)
 	}
+	if err == nil && x.reads >= maxReads {
+		err = fmt.Errorf("livetab: %d reads of the transfer are in flight; wait for their answers", x.reads)
+	}
+	if err == nil {
+		x.reads++
+	}
 	ts.mu.Unlock()
 	if err != nil {
 		c.failErr(m.ID, sid, err)
@@ -277,6 +287,11 @@ func (c *Client) readTransfer(m *cdproto.Message, sid target.SessionID, p liveta
 	}
 	n := min(max(p.Size, 1), maxTransferRead, x.size-p.Offset)
 	go func() {
+		defer func() {
+			ts.mu.Lock()
+			x.reads--
+			ts.mu.Unlock()
+		}()
 		ctx, cancel := context.WithTimeout(c.ctx, transferTTL)
 		defer cancel()
 		for {
