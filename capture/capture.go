@@ -193,7 +193,7 @@ type config struct {
 	// channelAbove is the size from which RungChannel runs once RungSave
 	// failed for good (saveAbove is then -1); 0: saveAbove.
 	channelAbove int64
-	check         check // WaitNew's filter, for URL
+	check        check // WaitNew's filter, for URL
 }
 
 func defaults() config {

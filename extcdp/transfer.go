@@ -68,7 +68,6 @@ type transfer struct {
 	written int64           // the bytes from 0 on that have arrived
 	ahead   map[int64]int64 // writes past written: offset -> end
 	reads   int             // reads waiting or in progress
-	posted  bool            // fromPage: the page's post is complete
 	claimed bool            // its one request came
 	closed  bool
 	expires time.Time
