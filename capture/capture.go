@@ -19,7 +19,9 @@
 //     livetab by the extension, Livetab.downloadBlob), any other source
 //     read into a blob and downloaded through an object URL; Chrome writes
 //     it to disk at disk speed and Go reads the file, as in rung 3. When
-//     no download starts, the slices are read as above.
+//     no download starts, through livetab the extension's transfer page
+//     posts the blob to the relay past CDP ([RungChannel]), and otherwise
+//     the slices are read as above.
 //  3. [RungDownload]: media that only comes as a download (a "Download"
 //     button, Content-Disposition: attachment, a download the page's
 //     script starts) goes through the browser's download machinery
