@@ -59,8 +59,9 @@ func (s *Server) captureTool(ctx context.Context, a captureArgs, out *toolOut) (
 		opts = append(opts, capture.OnProgress(func(p capture.Progress) { f(p.Done, p.Total) }))
 	}
 	if s.pol.ReadOnly {
-		// A download is started by a click, which read-only mode refuses.
-		opts = append(opts, capture.Rungs(capture.RungBody, capture.RungPage))
+		// A download is started by a click, which read-only mode refuses,
+		// and shows in the person's list; the transfer channel does neither.
+		opts = append(opts, capture.Rungs(capture.RungBody, capture.RungChannel, capture.RungPage))
 	}
 	var res *capture.Result
 	_, err = pg.Do(ctx, page.Action{Kind: page.KindCapture, Op: "capture", Ref: ref, Target: a.URL},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -29,8 +30,8 @@ func benchSize(tb testing.TB) int64 {
 }
 
 // BenchmarkCapture100MB captures 100 MB media on both backends: a video the
-// page holds as a blob (by the whole ladder, and by the in-page slices
-// alone for comparison), a range-served video and a download-only file
+// page holds as a blob (by the whole ladder, and by the transfer channel
+// and the in-page slices alone for comparison), a range-served video and a download-only file
 // (a button that starts a download). It reports MB/s, the Go heap's peak
 // during the transfer and the rung that ran. Compare the livetab figures
 // with the exec ones of the same run. Run it with
@@ -47,10 +48,14 @@ func BenchmarkCapture100MB(b *testing.B) {
 			rungs           []capture.Rung
 		}{
 			{"blob", "#result-blobvideo", "blobvideo", nil},
+			{"blob-channel", "#result-blobvideo", "blobvideo", []capture.Rung{capture.RungChannel}},
 			{"blob-in-page", "#result-blobvideo", "blobvideo", []capture.Rung{capture.RungPage}},
 			{"range-video", "#result-video", "video", nil},
 			{"download-only", "#download", "download", nil},
 		} {
+			if bk.name == "exec" && slices.Contains(mc.rungs, capture.RungChannel) {
+				continue // plain Chrome has no transfer channel
+			}
 			b.Run(bk.name+"/"+mc.name, func(b *testing.B) {
 				defer fake.SetVideoSize(fake.SetVideoSize(size))
 				defer fake.SetDownloadSize(fake.SetDownloadSize(size))

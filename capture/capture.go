@@ -19,7 +19,9 @@
 //     livetab by the extension, Livetab.downloadBlob), any other source
 //     read into a blob and downloaded through an object URL; Chrome writes
 //     it to disk at disk speed and Go reads the file, as in rung 3. When
-//     no download starts, the slices are read as above.
+//     no download starts, through livetab the extension's transfer page
+//     posts the blob to the relay past CDP ([RungChannel]), and otherwise
+//     the slices are read as above.
 //  3. [RungDownload]: media that only comes as a download (a "Download"
 //     button, Content-Disposition: attachment, a download the page's
 //     script starts) goes through the browser's download machinery
@@ -74,6 +76,13 @@ const (
 	// the file: big media moves at disk speed instead of as base64
 	// through CDP. It runs between rungs 1 and 2.
 	RungSave Rung = 4
+	// RungChannel, through livetab, has the extension's transfer page,
+	// framed into the tab, post the media's blob to livetab over loopback,
+	// and reads it from there: no byte becomes a CDP string, no click, and
+	// no download shows in the person's list. It runs after RungSave (the
+	// browser's download was faster where both ran) and before the
+	// in-page slices; plain Chrome has no such page.
+	RungChannel Rung = 5
 )
 
 // String names the rung as results and errors show it.
@@ -87,6 +96,8 @@ func (r Rung) String() string {
 		return "download"
 	case RungSave:
 		return "page-download"
+	case RungChannel:
+		return "channel"
 	}
 	return fmt.Sprintf("rung(%d)", int(r))
 }
@@ -181,7 +192,10 @@ type config struct {
 	downloadDir   string
 	downloadStart time.Duration
 	saveAbove     int64
-	check         check // WaitNew's filter, for URL
+	// channelAbove is the size from which RungChannel runs once RungSave
+	// failed for good (saveAbove is then -1); 0: saveAbove.
+	channelAbove int64
+	check        check // WaitNew's filter, for URL
 }
 
 func defaults() config {

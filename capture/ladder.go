@@ -156,6 +156,9 @@ func (c *Capturer) ladder(ctx context.Context, cfg *config, l *lib, el runtime.R
 			if copyFails(err) {
 				// The page could not download it; nor will it a copy.
 				cfg2 := *cfg
+				if cfg2.channelAbove == 0 {
+					cfg2.channelAbove = max(cfg2.saveAbove, 1)
+				}
 				cfg2.saveAbove = -1
 				cfg = &cfg2
 			}
@@ -167,7 +170,7 @@ func (c *Capturer) ladder(ctx context.Context, cfg *config, l *lib, el runtime.R
 			return done(res, err)
 		}
 	}
-	if !cfg.allowed(RungPage) && !cfg.allowed(RungSave) {
+	if !cfg.allowed(RungPage) && !cfg.allowed(RungSave) && !cfg.allowed(RungChannel) {
 		if len(attempts) == 0 {
 			return nil, fmt.Errorf("%w: no allowed rung applies to this media (%s)", ErrNoMedia, d.Kind)
 		}
@@ -178,7 +181,10 @@ func (c *Capturer) ladder(ctx context.Context, cfg *config, l *lib, el runtime.R
 			return done(res, err)
 		}
 	}
-	if !cfg.allowed(RungPage) && (!cfg.allowed(RungSave) || cfg.saveAbove < 0) {
+	if !cfg.allowed(RungPage) && (!cfg.allowed(RungSave) && !cfg.allowed(RungChannel) || cfg.saveAbove < 0) {
+		if len(attempts) == 0 {
+			return nil, fmt.Errorf("%w: no allowed rung applies to this media (%s)", ErrNoMedia, d.Kind)
+		}
 		a := attempts[len(attempts)-1]
 		return done(nil, withAttempts(a.Err, attempts[:len(attempts)-1]))
 	}
@@ -234,28 +240,47 @@ func (c *Capturer) inPage(ctx context.Context, cfg *config, l *lib, target *runt
 		name: nameFrom(cfg.name, o.Name, src), declared: o.Type, source: src, hint: d.Hint,
 		size: o.Size, rung: RungPage, width: d.Width, height: d.Height,
 	}
-	var saveErr error
-	if cfg.allowed(RungSave) && cfg.saveAbove >= 0 && o.Size >= cfg.saveAbove && o.Size > 0 {
-		res, err := c.save(ctx, cfg, l, o.ID, m)
-		switch {
-		case err == nil || ctx.Err() != nil || errors.Is(err, ErrTabClosed):
-			return res, err
-		case !cfg.allowed(RungPage):
-			return nil, err
+	var failed []Attempt
+	big := cfg.saveAbove >= 0 && o.Size >= cfg.saveAbove && o.Size > 0
+	finish := func(res *Result, err error) (*Result, error) {
+		if err != nil {
+			return nil, withAttempts(err, failed)
 		}
-		saveErr = err
+		res.Attempts = append(res.Attempts, failed...)
+		return res, nil
+	}
+	if big && cfg.allowed(RungSave) {
+		res, err := c.save(ctx, cfg, l, o.ID, m)
+		if err == nil || ctx.Err() != nil || errors.Is(err, ErrTabClosed) {
+			return finish(res, err)
+		}
+		failed = append(failed, Attempt{Rung: RungSave, Err: err})
+	}
+	if cfg.saveAbove < 0 && cfg.channelAbove > 0 {
+		big = o.Size >= cfg.channelAbove
+	}
+	if big && cfg.allowed(RungChannel) {
+		if !c.hasChannel(ctx) {
+			if !cfg.allowed(RungSave) && !cfg.allowed(RungPage) {
+				failed = append(failed, Attempt{Rung: RungChannel, Err: errNoChannel})
+			}
+		} else {
+			res, err := c.channel(ctx, cfg, l, o.ID, m)
+			if err == nil || ctx.Err() != nil || errors.Is(err, ErrTabClosed) {
+				return finish(res, err)
+			}
+			failed = append(failed, Attempt{Rung: RungChannel, Err: err})
+		}
 	}
 	if !cfg.allowed(RungPage) {
+		if len(failed) > 0 {
+			a := failed[len(failed)-1]
+			failed = failed[:len(failed)-1]
+			return finish(nil, a.Err)
+		}
 		return nil, fmt.Errorf("%w: the %d-byte %s is below the smallest size saved as a download (SaveAbove %d); allow RungPage to read it in slices", ErrNoMedia, o.Size, d.Kind, cfg.saveAbove)
 	}
-	res, err := c.store(ctx, cfg, m, c.blobSource(ctx, l, o.ID, o.Size, cfg.chunk))
-	if saveErr != nil {
-		if err != nil {
-			return nil, withAttempts(err, []Attempt{{Rung: RungSave, Err: saveErr}})
-		}
-		res.Attempts = append(res.Attempts, Attempt{Rung: RungSave, Err: saveErr})
-	}
-	return res, err
+	return finish(c.store(ctx, cfg, m, c.blobSource(ctx, l, o.ID, o.Size, cfg.chunk)))
 }
 
 var (

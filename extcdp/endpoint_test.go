@@ -1,6 +1,7 @@
 package extcdp_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp/remote"
 
 	"github.com/livetab/livetab/extcdp"
+	"github.com/livetab/livetab/upload"
 )
 
 // endpoint serves the test browser's relay as a CDP endpoint.
@@ -98,5 +100,36 @@ func TestEndpointSecurity(t *testing.T) {
 	resp.Body.Close()
 	if !strings.Contains(string(b), "webSocketDebuggerUrl") || !strings.Contains(string(b), "Chrome/") {
 		t.Fatalf("/json/version: %s", b)
+	}
+}
+
+// The transfer channel through the endpoint door: a remote program's
+// upload streams its bytes to the relay over its CDP connection, the
+// extension's transfer page fetches them from the relay, and the page
+// sends the file the program meant.
+func TestEndpointTransferChannel(t *testing.T) {
+	srv, tok := endpoint(t)
+	actx, cancel := remote.NewAllocator(context.Background(), env.Relay.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok))
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(site.URL+"/upload")); err != nil {
+		t.Fatal(err)
+	}
+	content := bytes.Repeat([]byte("through the endpoint's channel\n"), 100000)
+	res, err := upload.Files(ctx, upload.CSS("#file"), []upload.File{upload.Bytes("remote.txt", content)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Mode != upload.Channel {
+		t.Errorf("took %s (%s), want the channel", res.Mode, res.Fallback)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById('status').textContent.startsWith('sent')`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := site.Received("remote.txt"); !bytes.Equal(got, content) {
+		t.Fatalf("the server received %d bytes, want %d", len(got), len(content))
 	}
 }

@@ -72,3 +72,18 @@ func SetSlowCommand(d time.Duration) func() {
 	slowCommand = d
 	return func() { slowCommand = old }
 }
+
+// SetTransferTTL shortens how long a transfer's one request is waited for,
+// for tests; it returns a function that restores it.
+func SetTransferTTL(d time.Duration) func() {
+	old := transferTTL
+	transferTTL = d
+	return func() { transferTTL = old }
+}
+
+// Transfers counts the relay's open transfers, for leak tests.
+func (r *Relay) Transfers() int {
+	r.transfers.mu.Lock()
+	defer r.transfers.mu.Unlock()
+	return len(r.transfers.byID)
+}

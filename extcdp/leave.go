@@ -31,6 +31,7 @@ func (c *Client) release() {
 	}
 	r.closeCreated(c)
 	r.mu.Unlock()
+	r.closeTransfers(c)
 	r.touchActivity()
 }
 

@@ -105,6 +105,8 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 		c.setPolicy(ctx, m, sid)
 	case livetabcdp.CommandDownloadBlob:
 		c.downloadBlob(ctx, m, sid)
+	case livetabcdp.CommandOpenTransfer, livetabcdp.CommandWriteTransfer, livetabcdp.CommandReadTransfer, livetabcdp.CommandCloseTransfer:
+		c.transferCommand(m, sid)
 	case livetabcdp.CommandSetClientName:
 		var p livetabcdp.SetClientNameParams
 		if !c.params(m, sid, &p) {

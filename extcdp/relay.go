@@ -40,6 +40,7 @@ type Relay struct {
 	clients  map[*Client]struct{}
 
 	downloads downloadState
+	transfers transfers
 
 	// ctx ends with Close; work is the background work it bounds.
 	ctx         context.Context
@@ -202,6 +203,7 @@ func (r *Relay) Close() error {
 	}
 	r.cancel()
 	r.unsubscribe()
+	r.closeTransfers(nil)
 	return nil
 }
 

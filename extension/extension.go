@@ -41,11 +41,11 @@ type Config struct {
 // Only the files the browser loads: node_modules, tests and type-checking
 // setup stay out of the binary.
 //
-//go:embed manifest.json background.js popup.html popup.js lib/*.js
+//go:embed manifest.json background.js popup.html popup.js transfer.html transfer.js lib/*.js
 var files embed.FS
 
 // Files returns the extension's files: manifest.json, the service worker,
-// the popup and lib/. It has no config.json.
+// the popup, the transfer page and lib/. It has no config.json.
 func Files() fs.FS { return files }
 
 // Write writes the extension into dir, creating it if needed, together with

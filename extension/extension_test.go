@@ -126,7 +126,7 @@ func TestFilesHoldExactlyTheExtension(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = append(want, "background.js", "manifest.json", "popup.html", "popup.js")
+	want = append(want, "background.js", "manifest.json", "popup.html", "popup.js", "transfer.html", "transfer.js")
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("Files() = %v, want %v", got, want)

@@ -40,6 +40,11 @@ const (
 	CommandSetClientName = "Livetab.setClientName"
 	CommandNoteAction    = "Livetab.noteAction"
 
+	CommandOpenTransfer  = "Livetab.openTransfer"
+	CommandWriteTransfer = "Livetab.writeTransfer"
+	CommandReadTransfer  = "Livetab.readTransfer"
+	CommandCloseTransfer = "Livetab.closeTransfer"
+
 	EventPausedChanged = "Livetab.pausedChanged"
 )
 

@@ -17,7 +17,9 @@ import (
 )
 
 // BenchmarkUpload100MB streams 100 MB into a file input through the page
-// (slices of 1 MiB through Runtime.callFunctionOn) on both backends, and the
+// (slices of 1 MiB through Runtime.callFunctionOn) on both backends, through
+// livetab's transfer channel (Channel: past CDP, from the relay over
+// loopback into the extension's frame), and the
 // native path (DOM.setFileInputFiles with a path) on both; it checks the bytes the
 // server receives and reports MB/s into the page and the Go heap's peak.
 // Run it with
@@ -38,7 +40,7 @@ func BenchmarkUpload100MB(b *testing.B) {
 		name   string
 		newTab func(testing.TB) context.Context
 		mode   upload.Mode
-	}{{"exec", execTab, upload.InPage}, {"livetab", liveTab, upload.InPage}, {"exec-native", execTab, upload.Native}, {"livetab-native", liveTab, upload.Native}} {
+	}{{"exec", execTab, upload.InPage}, {"livetab", liveTab, upload.InPage}, {"livetab-channel", liveTab, upload.Channel}, {"exec-native", execTab, upload.Native}, {"livetab-native", liveTab, upload.Native}} {
 		b.Run(bk.name, func(b *testing.B) {
 			ctx := bk.newTab(b)
 			file := func(name string) upload.File {

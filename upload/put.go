@@ -180,10 +180,11 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 			}
 			res.Fallback = err.Error()
 		}
-		ids, sums, err := send(ctx, l, ps, cfg)
+		ids, sums, mode, why, err := deliver(ctx, t, l, ps, cfg)
 		if err != nil {
 			return nil, err
 		}
+		res.Fallback = joinWhy(res.Fallback, why)
 		var given []pageFile
 		if err := l.Call(ctx, "assign", &given, obj(el), val(ids)); err != nil {
 			return nil, fmt.Errorf("upload: %s: %w", r, err)
@@ -192,13 +193,13 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 		if err := l.Call(ctx, "verify", nil, obj(el), val(cfg.settle.Milliseconds())); err != nil {
 			return nil, fmt.Errorf("upload: %s: %w", r, err)
 		}
-		res.Mode = InPage
+		res.Mode = mode
 		res.Files = results(given, sums)
 		return res, nil
 	}
 
 	var fallback string
-	if o == opDrop && cfg.mode != InPage {
+	if o == opDrop && (cfg.mode == Auto || cfg.mode == Native) {
 		err := nativeAllowed(ctx, t, files)
 		if err == nil {
 			var res *Result
@@ -215,10 +216,11 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 	if cfg.mode == Native {
 		return nil, fmt.Errorf("%w: pastes carry bytes, not paths", ErrNativeUnavailable)
 	}
-	ids, sums, err := send(ctx, l, ps, cfg)
+	ids, sums, mode, why, err := deliver(ctx, t, l, ps, cfg)
 	if err != nil {
 		return nil, err
 	}
+	fallback = joinWhy(fallback, why)
 	var out struct {
 		Accepted bool       `json:"accepted"`
 		Files    []pageFile `json:"files"`
@@ -233,7 +235,15 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 	if o == opDrop && !out.Accepted {
 		return nil, fmt.Errorf("%w: %s cancelled dragover but not drop, so the page did not handle the files (a browser would open them instead)", ErrRejected, r)
 	}
-	return &Result{Mode: InPage, Files: results(out.Files, sums), Fallback: fallback}, nil
+	return &Result{Mode: mode, Files: results(out.Files, sums), Fallback: fallback}, nil
+}
+
+// joinWhy joins the reasons the faster paths were skipped.
+func joinWhy(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
 }
 
 // dragState is how the page took a drag the browser delivered.

@@ -23,12 +23,12 @@ import (
 // ExecAllocator), TestLivetab on the real extension through the bridge.
 func TestExec(t *testing.T) {
 	browsertest.RequireChromium(t)
-	runSuite(t, execTab)
+	runSuite(t, execTab, upload.InPage)
 }
 
 func TestLivetab(t *testing.T) {
 	browsertest.RequireChromium(t)
-	runSuite(t, liveTab)
+	runSuite(t, liveTab, upload.Channel)
 }
 
 func sum(b []byte) string {
@@ -104,7 +104,10 @@ func uploaded(t *testing.T, via, name string) (u struct {
 	return u
 }
 
-func runSuite(t *testing.T, newTab func(testing.TB) context.Context) {
+// runSuite runs the suite on a backend where Auto streams bytes by the
+// mode streamed: the transfer channel through livetab, the in-page slices
+// on plain Chrome.
+func runSuite(t *testing.T, newTab func(testing.TB) context.Context, streamed upload.Mode) {
 	t.Run("InputInPage", func(t *testing.T) {
 		ctx := open(t, newTab)
 		name := "ref-" + t.Name()[:4] + ".png"
@@ -117,8 +120,8 @@ func runSuite(t *testing.T, newTab func(testing.TB) context.Context) {
 			t.Fatal(err)
 		}
 		// Bytes have no path, so Auto streams them.
-		if res.Mode != upload.InPage || res.Fallback == "" || len(res.Files) != 1 {
-			t.Errorf("got %+v, want an in-page upload with a fallback reason", res)
+		if res.Mode != streamed || res.Fallback == "" || len(res.Files) != 1 {
+			t.Errorf("got %+v, want a %s upload with a fallback reason", res, streamed)
 		}
 		u := uploaded(t, "input", name)
 		if u.SHA256 != sum(pngBytes) || u.MIME != "image/png" || u.LastModified != mod.UnixMilli() {
@@ -203,8 +206,8 @@ func runSuite(t *testing.T, newTab func(testing.TB) context.Context) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Files) != 2 {
-			t.Fatalf("got %+v", res)
+		if len(res.Files) != 2 || res.Mode != streamed {
+			t.Fatalf("got %+v, want %s", res, streamed)
 		}
 		if u := uploaded(t, "drop", "dropped.png"); u.SHA256 != sum(data) {
 			t.Errorf("drop: the server got sha256 %s, want %s", u.SHA256, sum(data))
@@ -252,8 +255,12 @@ func runSuite(t *testing.T, newTab func(testing.TB) context.Context) {
 
 	t.Run("Paste", func(t *testing.T) {
 		ctx := open(t, newTab)
-		if _, err := upload.Paste(opCtx(t, ctx), upload.CSS("#paste"), []upload.File{upload.Bytes("pasted.png", pngBytes)}); err != nil {
+		res, err := upload.Paste(opCtx(t, ctx), upload.CSS("#paste"), []upload.File{upload.Bytes("pasted.png", pngBytes)})
+		if err != nil {
 			t.Fatal(err)
+		}
+		if res.Mode != streamed {
+			t.Errorf("paste took %s, want %s", res.Mode, streamed)
 		}
 		if u := uploaded(t, "paste", "pasted.png"); u.SHA256 != sum(pngBytes) || u.MIME != "image/png" {
 			t.Errorf("paste: the server got %+v", u)
@@ -330,6 +337,33 @@ func runSuite(t *testing.T, newTab func(testing.TB) context.Context) {
 			if u.Name == "cancelled.bin" {
 				t.Errorf("a cancelled upload reached the server")
 			}
+		}
+		// Nothing stays in the page: no transfer frame, no file.
+		left, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('iframe').length + document.querySelector('#multi').files.length`))
+		if err != nil || left != 0 {
+			t.Errorf("the page keeps %d frames or files after the cancel (%v)", left, err)
+		}
+	})
+
+	t.Run("ChannelBlocked", func(t *testing.T) {
+		// A page that removes every frame added to it keeps the transfer
+		// frame from loading: the bytes go in slices instead.
+		ctx := open(t, newTab)
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`new MutationObserver((ms) => {
+			for (const m of ms) for (const n of m.addedNodes) if (n.localName === 'iframe') n.remove();
+		}).observe(document, {childList: true, subtree: true})`)); err != nil {
+			t.Fatal(err)
+		}
+		data := bigPNG(1<<20 + 99)
+		res, err := upload.Files(opCtx(t, ctx), upload.CSS("#multi"), []upload.File{upload.Bytes("blocked.png", data)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Mode != upload.InPage || !strings.Contains(res.Fallback, "transfer") && streamed == upload.Channel {
+			t.Errorf("got %+v, want in-page slices and why the channel did not run", res)
+		}
+		if u := uploaded(t, "multi", "blocked.png"); u.SHA256 != sum(data) || res.Files[0].SHA256 != sum(data) {
+			t.Errorf("the server got sha256 %s, want %s", u.SHA256, sum(data))
 		}
 	})
 

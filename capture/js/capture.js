@@ -38,6 +38,54 @@ function () {
   // alive until revoked, past the object group, so release revokes it.
   const saved = new Map();
 
+  // postFrame frames the extension's transfer page at url (a transfer of
+  // livetab's relay), waits up to readyMs for it, and has it post blob to
+  // the relay over loopback: the Blob crosses postMessage by reference, so
+  // no byte becomes a string. The frame goes when it answers or the wait
+  // fails, and with it anything it held.
+  function postFrame(url, blob, readyMs) {
+    return new Promise((resolve, reject) => {
+      const frame = document.createElement('iframe');
+      frame.setAttribute('aria-hidden', 'true');
+      frame.style.cssText = 'position:fixed;width:1px;height:1px;left:-10px;top:-10px;border:0;opacity:0;pointer-events:none';
+      let timer = 0;
+      let watch = 0;
+      let asked = false;
+      const end = () => {
+        clearTimeout(timer);
+        clearInterval(watch);
+        window.removeEventListener('message', on, true);
+        frame.remove();
+      };
+      const on = (/** @type {MessageEvent} */ e) => {
+        if (e.source !== frame.contentWindow || !e.data || !e.data.livetabTransfer) return;
+        e.stopImmediatePropagation();
+        if (e.data.ready && !asked) {
+          asked = true;
+          clearTimeout(timer);
+          /** @type {Window} */ (frame.contentWindow).postMessage({ op: 'post', blob }, '*');
+          return;
+        }
+        end();
+        if (e.data.done) resolve(true);
+        else reject(new Fail('channel', 'the transfer frame failed: ' + e.data.err));
+      };
+      window.addEventListener('message', on, true);
+      timer = setTimeout(() => {
+        end();
+        reject(new Fail('channel', 'the transfer frame did not load within ' + readyMs + ' ms'));
+      }, readyMs);
+      // A page may remove the frame: no need to wait it out.
+      watch = setInterval(() => {
+        if (frame.isConnected) return;
+        end();
+        reject(new Fail('channel', 'the page removed the transfer frame'));
+      }, 50);
+      frame.src = url;
+      (document.body || document.documentElement).append(frame);
+    });
+  }
+
   const MEDIA_TAGS = new Set(['img', 'video', 'audio', 'canvas', 'picture', 'source', 'image', 'object', 'embed']);
   const CLICKABLE = new Set(['button', 'a', 'summary']);
 
@@ -434,6 +482,14 @@ function () {
         saved.set(id, url);
       }
       return url;
+    },
+
+    // post has the extension's transfer page post a registered blob to
+    // livetab's relay (Livetab.openTransfer), past CDP.
+    async post(id, url, readyMs) {
+      const b = blobs.get(id);
+      if (!b) fail('gone', 'capture ' + id + ' was released');
+      return postFrame(url, b, readyMs);
     },
 
     // probe says the size and type behind a blob: URL, or an http(s) URL

@@ -115,6 +115,67 @@ function () {
     return { clientX: r.left + r.width / 2, clientY: r.top + r.height / 2 };
   }
 
+  // openFrame frames the extension's transfer page at url and waits (up to
+  // readyMs) for it to say it is ready. ask then sends it one message and
+  // waits for its answer; close removes the frame, and with it anything it
+  // held.
+  function openFrame(url, readyMs) {
+    return new Promise((resolve, reject) => {
+      const frame = document.createElement('iframe');
+      frame.setAttribute('aria-hidden', 'true');
+      frame.style.cssText = 'position:fixed;width:1px;height:1px;left:-10px;top:-10px;border:0;opacity:0;pointer-events:none';
+      /** @type {((d: any) => void) | null} */
+      let waiter = null;
+      let timer = 0;
+      let watch = 0;
+      const close = () => {
+        clearTimeout(timer);
+        clearInterval(watch);
+        window.removeEventListener('message', on, true);
+        frame.remove();
+        if (waiter) waiter({ err: 'the transfer frame was closed' });
+      };
+      const on = (/** @type {MessageEvent} */ e) => {
+        if (e.source !== frame.contentWindow || !e.data || !e.data.livetabTransfer) return;
+        e.stopImmediatePropagation();
+        if (e.data.ready) {
+          clearTimeout(timer);
+          clearInterval(watch);
+          resolve(handle);
+          return;
+        }
+        const w = waiter;
+        waiter = null;
+        if (w) w(e.data);
+      };
+      const handle = {
+        close,
+        ask(msg) {
+          return new Promise((res, rej) => {
+            if (!frame.isConnected || !frame.contentWindow) rej(new Fail('channel', 'the page removed the transfer frame'));
+            waiter = (d) => (d.err ? rej(new Fail('channel', 'the transfer frame failed: ' + d.err)) : res(d));
+            /** @type {Window} */ (frame.contentWindow).postMessage(msg, '*');
+          });
+        },
+      };
+      window.addEventListener('message', on, true);
+      timer = setTimeout(() => {
+        close();
+        reject(new Fail('channel', 'the transfer frame did not load within ' + readyMs + ' ms'));
+      }, readyMs);
+      // A page may remove the frame at once: no need to wait it out.
+      watch = setInterval(() => {
+        if (frame.isConnected) return;
+        close();
+        reject(new Fail('channel', 'the page removed the transfer frame'));
+      }, 50);
+      frame.src = url;
+      (document.body || document.documentElement).append(frame);
+    });
+  }
+
+  const frames = new Map();
+
   function transfer(ids) {
     const dt = new DataTransfer();
     for (const id of ids) {
@@ -182,6 +243,40 @@ function () {
       f.parts = null;
       if (f.file.size !== size) fail('js', name + ' has ' + f.file.size + ' bytes in the page, not ' + size);
       return f.file.size;
+    },
+
+    // frameOpen frames the extension's transfer page for one transfer of
+    // the relay (Livetab.openTransfer); frameGet then builds a file from
+    // the bytes it fetches from there, past CDP.
+    async frameOpen(url, readyMs) {
+      const h = await openFrame(url, readyMs);
+      const id = nextID++;
+      frames.set(id, h);
+      return id;
+    },
+
+    async frameGet(frameID, name, type, lastModified, size) {
+      const h = frames.get(frameID);
+      if (!h) fail('gone', 'transfer frame ' + frameID + ' is gone');
+      try {
+        const got = await h.ask({ op: 'get' });
+        if (!(got.blob instanceof Blob)) fail('channel', 'the transfer frame gave no Blob');
+        const file = new File([got.blob], name, { type, lastModified });
+        if (file.size !== size) fail('channel', name + ' has ' + file.size + ' bytes in the page, not ' + size);
+        const id = nextID++;
+        files.set(id, { parts: null, file });
+        return id;
+      } finally {
+        h.close();
+        frames.delete(frameID);
+      }
+    },
+
+    frameClose(frameID) {
+      const h = frames.get(frameID);
+      if (h) h.close();
+      frames.delete(frameID);
+      return true;
     },
 
     // assign puts finished files into a file input and fires the events a

@@ -1,0 +1,498 @@
+package extcdp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto"
+	"github.com/chromedp/cdproto/target"
+
+	"github.com/livetab/livetab/livetabcdp"
+)
+
+// The transfer channel (livetabcdp's Livetab.*Transfer methods) moves a
+// file's bytes between a client and a page past CDP: the relay keeps them
+// in an unlinked temporary file and serves them on 127.0.0.1 to the
+// extension's sandboxed transfer page, which the client's in-page script
+// frames into the tab and which hands the page a Blob by postMessage.
+// Hostile pages can frame that page too, with any URL, so everything rests
+// on the token in the URL: 32 random bytes, one request each, within
+// transferTTL, and only for a request whose Origin is the opaque one of a
+// sandboxed page ("null"; a web page's own fetch carries its origin).
+
+// transferPath is the path of every transfer URL, before the token.
+const transferPath = "/livetab/transfer/"
+
+var (
+	// transferTTL is how long a transfer's one request may be waited
+	// for after its last write (or its opening, for one from the page).
+	transferTTL = 2 * time.Minute
+	// maxTransfers bounds a client's open transfers.
+	maxTransfers = 8
+	// maxAhead bounds the writes of a transfer that arrived before the
+	// bytes in front of them.
+	maxAhead = 16
+	// maxReads bounds the reads of one transfer waiting or in progress,
+	// so that a flood of them holds no more than maxReads buffers.
+	maxReads = 4
+	// maxTransferRead bounds one Livetab.readTransfer.
+	maxTransferRead int64 = 8 << 20
+)
+
+type transfers struct {
+	mu   sync.Mutex
+	srv  *http.Server
+	base string // http://127.0.0.1:port + transferPath, once listening
+	byID map[string]*transfer
+	done bool // the relay closed
+}
+
+type transfer struct {
+	id     string
+	owner  *Client
+	toPage bool
+	size   int64
+	f      *os.File
+	path   string // the file's name while it still has one
+	// Under transfers.mu:
+	written int64           // the bytes from 0 on that have arrived
+	ahead   map[int64]int64 // writes past written: offset -> end
+	reads   int             // reads waiting or in progress
+	claimed bool            // its one request came
+	closed  bool
+	expires time.Time
+	more    chan struct{} // closed and replaced when written grows or the transfer closes
+}
+
+func (x *transfer) wake() {
+	close(x.more)
+	x.more = make(chan struct{})
+}
+
+// listen starts the loopback server once. Call with ts.mu held.
+func (ts *transfers) listen(r *Relay) error {
+	if ts.srv != nil {
+		return nil
+	}
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("livetab: the transfer channel cannot listen on 127.0.0.1: %w", err)
+	}
+	ts.srv = &http.Server{Handler: http.HandlerFunc(r.serveTransfer), ReadHeaderTimeout: 10 * time.Second}
+	ts.base = "http://" + ln.Addr().String() + transferPath
+	go ts.srv.Serve(ln)
+	return nil
+}
+
+func newTransferID() string {
+	var b [32]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// transferCommand answers the Transfer methods; false when m is not one.
+func (c *Client) transferCommand(m *cdproto.Message, sid target.SessionID) bool {
+	switch m.Method {
+	case livetabcdp.CommandOpenTransfer:
+		var p livetabcdp.OpenTransferParams
+		if !c.params(m, sid, &p) {
+			return true
+		}
+		res, err := c.openTransfer(p)
+		if err != nil {
+			c.failErr(m.ID, sid, err)
+			return true
+		}
+		c.reply(m.ID, sid, res)
+	case livetabcdp.CommandWriteTransfer:
+		var p livetabcdp.WriteTransferParams
+		if !c.params(m, sid, &p) {
+			return true
+		}
+		if err := c.writeTransfer(p); err != nil {
+			c.failErr(m.ID, sid, err)
+			return true
+		}
+		c.reply(m.ID, sid, nil)
+	case livetabcdp.CommandReadTransfer:
+		var p livetabcdp.ReadTransferParams
+		if !c.params(m, sid, &p) {
+			return true
+		}
+		c.readTransfer(m, sid, p)
+	case livetabcdp.CommandCloseTransfer:
+		var p livetabcdp.CloseTransferParams
+		if !c.params(m, sid, &p) {
+			return true
+		}
+		c.r.closeTransfer(c, p.Transfer)
+		c.reply(m.ID, sid, nil)
+	default:
+		return false
+	}
+	return true
+}
+
+var errNoTransfer = errors.New("livetab: no such transfer of this connection: it was closed, or never opened here; open one with Livetab.openTransfer")
+
+func (c *Client) openTransfer(p livetabcdp.OpenTransferParams) (*livetabcdp.OpenTransferResult, error) {
+	if p.Direction != livetabcdp.TransferToPage && p.Direction != livetabcdp.TransferFromPage {
+		return nil, fmt.Errorf("livetab: a transfer's direction is %q or %q, not %q", livetabcdp.TransferToPage, livetabcdp.TransferFromPage, p.Direction)
+	}
+	if p.Size < 0 {
+		return nil, errors.New("livetab: a transfer needs the file's size; stream a file of unknown size through the page instead")
+	}
+	ext := c.r.b.Hello().ExtensionID
+	if ext == "" {
+		return nil, errors.New("livetab: the extension has not said its id yet; try again once it is connected")
+	}
+	ts := &c.r.transfers
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.done {
+		return nil, ErrRelayClosed
+	}
+	n := 0
+	for _, x := range ts.byID {
+		if x.owner == c {
+			n++
+		}
+	}
+	if n >= maxTransfers {
+		return nil, fmt.Errorf("livetab: this connection has %d transfers open; close one (Livetab.closeTransfer) first", n)
+	}
+	if err := ts.listen(c.r); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp("", "livetab-transfer-")
+	if err != nil {
+		return nil, fmt.Errorf("livetab: a temporary file for the transfer: %w", err)
+	}
+	// Unlinked at once: the bytes live as long as the descriptor, and no
+	// crash or cancel leaves a file behind. (Where a file cannot be
+	// removed while open, it is removed at close.)
+	path := ""
+	if os.Remove(f.Name()) != nil {
+		path = f.Name()
+	}
+	x := &transfer{id: newTransferID(), owner: c, toPage: p.Direction == livetabcdp.TransferToPage, size: p.Size, f: f, path: path,
+		expires: time.Now().Add(transferTTL), more: make(chan struct{})}
+	if ts.byID == nil {
+		ts.byID = map[string]*transfer{}
+	}
+	ts.byID[x.id] = x
+	return &livetabcdp.OpenTransferResult{
+		Transfer: x.id,
+		FrameURL: "chrome-extension://" + ext + "/transfer.html#" + ts.base + x.id,
+		Expires:  transferTTL.Milliseconds(),
+	}, nil
+}
+
+// mine returns c's open transfer id. Call with ts.mu held.
+func (ts *transfers) mine(c *Client, id string) (*transfer, error) {
+	x := ts.byID[id]
+	if x == nil || x.owner != c || x.closed {
+		return nil, errNoTransfer
+	}
+	return x, nil
+}
+
+func (c *Client) writeTransfer(p livetabcdp.WriteTransferParams) error {
+	ts := &c.r.transfers
+	ts.mu.Lock()
+	x, err := ts.mine(c, p.Transfer)
+	if err != nil {
+		ts.mu.Unlock()
+		return err
+	}
+	if !x.toPage {
+		ts.mu.Unlock()
+		return errors.New("livetab: the transfer is from the page; read it (Livetab.readTransfer)")
+	}
+	end := p.Offset + int64(len(p.Data))
+	if p.Offset < x.written || end > x.size {
+		ts.mu.Unlock()
+		return fmt.Errorf("livetab: bytes %d to %d are outside what the transfer still needs (%d to %d)", p.Offset, end, x.written, x.size)
+	}
+	for o, e := range x.ahead {
+		if p.Offset < e && o < end {
+			ts.mu.Unlock()
+			return fmt.Errorf("livetab: bytes %d to %d were written already", max(o, p.Offset), min(e, end))
+		}
+	}
+	if p.Offset > x.written && len(x.ahead) >= maxAhead {
+		ts.mu.Unlock()
+		return fmt.Errorf("livetab: %d writes are waiting for the bytes before them; send those first", len(x.ahead))
+	}
+	f := x.f
+	ts.mu.Unlock()
+	// The lane runs one client's commands one at a time, so no other
+	// write of this transfer runs here meanwhile; a close may, and then
+	// the write fails on the closed file.
+	if _, err := f.WriteAt(p.Data, p.Offset); err != nil {
+		return fmt.Errorf("livetab: writing the transfer: %w", err)
+	}
+	ts.mu.Lock()
+	if !x.closed {
+		if x.ahead == nil {
+			x.ahead = map[int64]int64{}
+		}
+		x.ahead[p.Offset] = end
+		for e, ok := x.ahead[x.written]; ok; e, ok = x.ahead[x.written] {
+			delete(x.ahead, x.written)
+			x.written = e
+		}
+		x.expires = time.Now().Add(transferTTL)
+		x.wake()
+	}
+	ts.mu.Unlock()
+	return nil
+}
+
+// readTransfer answers a read of the bytes the page posts to a transfer
+// from the page, once they have arrived: a read may be sent while the page
+// still posts, and is answered off the client's lane, so that its other
+// commands (the close of the transfer among them) go on meanwhile.
+func (c *Client) readTransfer(m *cdproto.Message, sid target.SessionID, p livetabcdp.ReadTransferParams) {
+	ts := &c.r.transfers
+	ts.mu.Lock()
+	x, err := ts.mine(c, p.Transfer)
+	if err == nil && x.toPage {
+		err = errors.New("livetab: the transfer is to the page; write it (Livetab.writeTransfer)")
+	}
+	if err == nil && (p.Offset < 0 || p.Offset > x.size) {
+		err = fmt.Errorf("livetab: offset %d is outside the transfer's %d bytes", p.Offset, x.size)
+	}
+	if err == nil && x.reads >= maxReads {
+		err = fmt.Errorf("livetab: %d reads of the transfer are in flight; wait for their answers", x.reads)
+	}
+	if err == nil {
+		x.reads++
+	}
+	ts.mu.Unlock()
+	if err != nil {
+		c.failErr(m.ID, sid, err)
+		return
+	}
+	n := min(max(p.Size, 1), maxTransferRead, x.size-p.Offset)
+	go func() {
+		defer func() {
+			ts.mu.Lock()
+			x.reads--
+			ts.mu.Unlock()
+		}()
+		ctx, cancel := context.WithTimeout(c.ctx, transferTTL)
+		defer cancel()
+		for {
+			ts.mu.Lock()
+			closed, have, more := x.closed, x.written, x.more
+			ts.mu.Unlock()
+			if closed {
+				c.failErr(m.ID, sid, errNoTransfer)
+				return
+			}
+			if have >= p.Offset+n {
+				break
+			}
+			select {
+			case <-more:
+			case <-ctx.Done():
+				c.failErr(m.ID, sid, errors.New("livetab: the page posted no more bytes in time"))
+				return
+			}
+		}
+		buf := make([]byte, n)
+		if _, err := x.f.ReadAt(buf, p.Offset); err != nil && !errors.Is(err, io.EOF) {
+			c.failErr(m.ID, sid, fmt.Errorf("livetab: reading the transfer: %w", err))
+			return
+		}
+		c.reply(m.ID, sid, &livetabcdp.ReadTransferResult{Data: buf, EOF: p.Offset+n == x.size, Total: x.size})
+	}()
+}
+
+// closeTransfer ends c's transfer id, if c has it.
+func (r *Relay) closeTransfer(c *Client, id string) {
+	ts := &r.transfers
+	ts.mu.Lock()
+	x := ts.byID[id]
+	if x == nil || x.owner != c {
+		ts.mu.Unlock()
+		return
+	}
+	ts.end(x)
+	ts.mu.Unlock()
+}
+
+// end closes x and forgets it. Call with ts.mu held.
+func (ts *transfers) end(x *transfer) {
+	delete(ts.byID, x.id)
+	if x.closed {
+		return
+	}
+	x.closed = true
+	x.wake()
+	x.f.Close()
+	if x.path != "" {
+		os.Remove(x.path)
+	}
+}
+
+// closeTransfers ends the transfers of c (nil: every one, and the server).
+func (r *Relay) closeTransfers(c *Client) {
+	ts := &r.transfers
+	ts.mu.Lock()
+	for _, x := range ts.byID {
+		if c == nil || x.owner == c {
+			ts.end(x)
+		}
+	}
+	var srv *http.Server
+	if c == nil {
+		ts.done = true
+		srv, ts.srv = ts.srv, nil
+	}
+	ts.mu.Unlock()
+	if srv != nil {
+		srv.Close()
+	}
+}
+
+// claim returns the transfer of the request's token once, to the transfer
+// page of the extension only; nil when the request gets nothing.
+func (ts *transfers) claim(req *http.Request, toPage bool) *transfer {
+	id, ok := strings.CutPrefix(req.URL.Path, transferPath)
+	if !ok {
+		return nil
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	x := ts.byID[id]
+	if x == nil || x.closed || x.claimed || x.toPage != toPage || time.Now().After(x.expires) {
+		return nil
+	}
+	x.claimed = true
+	return x
+}
+
+// serveTransfer is the loopback server: a GET of a transfer to the page, a
+// POST of one from it, and the CORS preflight of either.
+func (r *Relay) serveTransfer(w http.ResponseWriter, req *http.Request) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	// The transfer page is sandboxed: its origin is opaque, "null". A web
+	// page (or any other origin) that learned a token gets nothing.
+	if req.Header.Get("Origin") != "null" {
+		http.Error(w, "livetab: not for this origin", http.StatusForbidden)
+		return
+	}
+	h.Set("Access-Control-Allow-Origin", "null")
+	switch req.Method {
+	case http.MethodOptions:
+		h.Set("Access-Control-Allow-Methods", "GET, POST")
+		h.Set("Access-Control-Allow-Private-Network", "true")
+		w.WriteHeader(http.StatusNoContent)
+	case http.MethodGet:
+		r.serveToPage(w, req)
+	case http.MethodPost:
+		r.takeFromPage(w, req)
+	default:
+		http.Error(w, "livetab: GET or POST", http.StatusMethodNotAllowed)
+	}
+}
+
+func (r *Relay) serveToPage(w http.ResponseWriter, req *http.Request) {
+	ts := &r.transfers
+	x := ts.claim(req, true)
+	if x == nil {
+		http.NotFound(w, req)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", fmt.Sprint(x.size))
+	buf := make([]byte, 256<<10)
+	var off int64
+	for off < x.size {
+		ts.mu.Lock()
+		written, closed, more := x.written, x.closed, x.more
+		ts.mu.Unlock()
+		if closed {
+			// Cut short: with fewer bytes than its Content-Length the
+			// response fails in the page, which keeps nothing.
+			panic(http.ErrAbortHandler)
+		}
+		if off == written {
+			select {
+			case <-more:
+			case <-req.Context().Done():
+				return
+			}
+			continue
+		}
+		n, err := x.f.ReadAt(buf[:min(int64(len(buf)), written-off)], off)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			off += int64(n)
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			panic(http.ErrAbortHandler)
+		}
+	}
+}
+
+func (r *Relay) takeFromPage(w http.ResponseWriter, req *http.Request) {
+	ts := &r.transfers
+	x := ts.claim(req, false)
+	if x == nil {
+		http.NotFound(w, req)
+		return
+	}
+	if req.ContentLength != x.size {
+		http.Error(w, "livetab: not the announced size", http.StatusRequestEntityTooLarge)
+		return
+	}
+	// The bytes count as written as they arrive, so that the program's
+	// reads go on while the page still posts.
+	buf := make([]byte, 1<<20)
+	body := io.LimitReader(req.Body, x.size)
+	var off int64
+	for off < x.size {
+		k, err := io.ReadFull(body, buf[:min(int64(len(buf)), x.size-off)])
+		if k > 0 {
+			if _, werr := x.f.WriteAt(buf[:k], off); werr != nil {
+				err = werr
+			}
+			off += int64(k)
+			ts.mu.Lock()
+			if !x.closed {
+				x.written = off
+				x.wake()
+			}
+			ts.mu.Unlock()
+		}
+		if err != nil {
+			break
+		}
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if x.closed {
+		return
+	}
+	if off != x.size {
+		http.Error(w, "livetab: the post ended short", http.StatusBadRequest)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
