@@ -37,13 +37,28 @@ func (a *action) watch() {
 }
 
 type quietState struct {
-	Since int `json:"since"` // ms the document has been unchanged
-	Imgs  int `json:"imgs"`  // images added that are loading
+	Since   int  `json:"since"`   // ms the document has been unchanged
+	Imgs    int  `json:"imgs"`    // images added that are loading
+	Frames  int  `json:"frames"`  // frames drawn since the last change (at most 3 counted)
+	Changed bool `json:"changed"` // the document changed since the watch began
 }
 
-// quietDown waits, within the settle bound, until the document has been
-// quiet for the quiet time with no request in flight, and notes what it
-// waited for; then, when the page did not navigate, what changed.
+// settleFrames is how many frames a page that reacted must draw with no
+// change before it counts as quiet: what it scheduled for its next frame,
+// and the idle-time work after it (a canvas's encode), ran by then.
+const settleFrames = 2
+
+// quietDown waits, within the settle bound, until the page is quiet, and
+// notes what it waited for; then, when the page did not navigate, what
+// changed. Quiet is no request in flight, no added image loading, and
+// either the document unchanged for the quiet time, or — once the page
+// has reacted to the action (it navigated, changed the document or sent a
+// request) — unchanged for two frames drawn and about a third of the quiet
+// time (35 ms by default, two frames at 60 Hz): its reaction ran its
+// course. Either way the last response came that long ago too, as a page
+// goes on from it. A page that shows no reaction yet
+// may have one on a timer, so it gets the whole quiet time; so does a
+// page that draws no frames (a background tab).
 func (a *action) quietDown() string {
 	cfg := &a.t.p.cfg
 	if cfg.settleMax <= 0 || a.ctx.Err() != nil || a.dialogOpen() {
@@ -57,6 +72,11 @@ func (a *action) quietDown() string {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		return len(t.inflight)
+	}
+	netQuiet := func() time.Duration {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return time.Since(t.netActive)
 	}
 	// A busy page answers late and runs late what it scheduled: the quiet
 	// needed grows with the slowest answer.
@@ -81,9 +101,16 @@ func (a *action) quietDown() string {
 			break
 		}
 		slowest = max(slowest, time.Since(t0))
-		need := cfg.settleQuiet + 2*max(slowest-10*time.Millisecond, 0)
+		late := 2 * max(slowest-10*time.Millisecond, 0)
+		need := cfg.settleQuiet + late
 		since := time.Duration(q.Since) * time.Millisecond
-		domQuiet = since >= need && q.Imgs == 0
+		short := cfg.settleQuiet * 35 / 100
+		if q.Frames >= settleFrames && (q.Changed || a.reacted()) {
+			need = min(need, short+late)
+		}
+		// A response the page got starts its next step: the quiet counts
+		// from there too.
+		domQuiet = since >= need && q.Imgs == 0 && netQuiet() >= short
 		if domQuiet && inflight() == 0 {
 			break
 		}
@@ -91,9 +118,11 @@ func (a *action) quietDown() string {
 		if left <= 0 {
 			break
 		}
-		wait := 25 * time.Millisecond
+		// Frames come every 16 ms or so: look again soon enough to see
+		// the second one.
+		wait := 15 * time.Millisecond
 		if since < need {
-			wait = min(max(need-since, 10*time.Millisecond), 50*time.Millisecond)
+			wait = min(max(need-since, 10*time.Millisecond), 15*time.Millisecond)
 		}
 		timer := time.NewTimer(min(wait, left))
 		select {
@@ -137,6 +166,14 @@ func (a *action) quietDown() string {
 		}
 	}
 	return msg
+}
+
+// reacted says whether the page did something since the action began that
+// the document's changes do not show: navigated, or sent a request.
+func (a *action) reacted() bool {
+	a.t.mu.Lock()
+	defer a.t.mu.Unlock()
+	return a.t.navSeq != a.navSeq || a.t.reqSeq != a.reqSeq
 }
 
 // dialogOpen says whether a dialog blocks the page: no script runs then.

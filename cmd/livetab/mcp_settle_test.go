@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // makerPage makes an image after a click the way image generators do: a
@@ -153,6 +154,66 @@ func TestMCPUploadSettles(t *testing.T) {
 		}
 		if n := got.Load(); n != 12 {
 			t.Errorf("the server had %d bytes when the upload returned, want 12", n)
+		}
+	})
+}
+
+// stepsPage reacts to a click in steps, each started by the one before: a
+// status line at once, a request answered late, two frames after its
+// answer a second
+// status and request, and in the frame after that answer the last status
+// line. None waits on a timer.
+const stepsPage = `<!doctype html><html><head><meta charset="utf-8"><title>Steps</title></head><body>
+<button id="go">Go</button><div role="status" id="st">Idle</div>
+<script>
+const frames = (n, f) => n ? requestAnimationFrame(() => frames(n - 1, f)) : f();
+go.onclick = async () => {
+  st.textContent = 'Working';
+  await fetch('/step?n=1');
+  frames(2, async () => {
+    st.textContent = 'Saving';
+    await fetch('/step?n=2');
+    frames(1, () => { st.textContent = 'Done: 2 steps'; });
+  });
+};
+</script></body></html>`
+
+// A page that reacts settles sooner than one that does not (speed is the
+// agents benchmark's), but not before its reaction ran its course: each
+// step a request answer or a frame starts is waited for, and the click's
+// result says the last status line, with both requests served.
+func TestMCPSettleFollowsTheReaction(t *testing.T) {
+	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+		var steps atomic.Int32
+		mux := http.NewServeMux()
+		mux.HandleFunc("/steps", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, stepsPage) })
+		mux.HandleFunc("/step", func(w http.ResponseWriter, r *http.Request) {
+			// The first answer comes late: the status line written at
+			// once is long quiet by then.
+			if r.URL.Query().Get("n") == "1" {
+				time.Sleep(80 * time.Millisecond)
+			}
+			steps.Add(1)
+			fmt.Fprint(w, "ok")
+		})
+		app := httptest.NewServer(mux)
+		t.Cleanup(app.Close)
+		c := startMCP(t, h, nil, append(args, "--allow-domain", "127.0.0.1")...)
+		c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/steps"})
+		snap, _ := c.ok(t, "browser_snapshot", nil)
+		for i := range 3 {
+			out, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, snap, `button "Go"`)})
+			if !strings.Contains(out, `! status "Done: 2 steps"`) || !strings.Contains(out, "DOM quiet") {
+				t.Errorf("click %d: the result lacks the last step:\n%s", i+1, out)
+
+			}
+			if n := steps.Load(); n != int32(2*(i+1)) {
+				t.Errorf("click %d: the server served %d steps when the click returned, want %d", i+1, n, 2*(i+1))
+			}
+			// The status is the same text again: reset it so the next
+			// click's change shows.
+			c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/steps"})
+			snap, _ = c.ok(t, "browser_snapshot", nil)
 		}
 	})
 }
