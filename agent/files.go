@@ -158,9 +158,18 @@ func (s *Server) uploadTool(ctx context.Context, a uploadArgs, out *toolOut) (pa
 		func(tctx context.Context, el runtime.RemoteObjectID) (string, error) {
 			var err error
 			// The page's reaction after the files went in counts toward
-			// the settling: the upload's own wait for a rejection is not
-			// waited again.
+			// the settling. Files put into an input settle the page there
+			// and then, and the check for a rejection follows at once:
+			// the one wait ends as soon as the page is quiet, where a
+			// fixed wait for a rejection came first. With settling off, that
+			// fixed wait stays.
 			uopts := []upload.Option{upload.OnSet(func() { page.InputDone(tctx) })}
+			if (a.Target == "" || a.Target == "input") && s.opts.Settle >= 0 {
+				uopts = []upload.Option{upload.OnSet(func() {
+					page.InputDone(tctx)
+					page.SettleNow(tctx)
+				}), upload.Settle(0)}
+			}
 			if f := progressFunc(ctx, "uploading"); f != nil {
 				uopts = append(uopts, upload.OnProgress(func(p upload.Progress) { f(p.Done, p.Total) }))
 			}
@@ -208,7 +217,11 @@ func setFiles(ctx context.Context, el runtime.RemoteObjectID, paths []string) er
 	for i, p := range paths {
 		files[i] = upload.Path(p)
 	}
-	_, err := upload.Files(ctx, upload.Object(el), files)
+	// The form settles once, after its submit: a field's own wait for the
+	// page to reject its file would hold up every file field. A page that
+	// marks the file invalid as it takes it is still seen, and one that
+	// does so later keeps the form from submitting.
+	_, err := upload.Files(ctx, upload.Object(el), files, upload.Settle(0))
 	return err
 }
 

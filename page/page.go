@@ -522,6 +522,8 @@ type action struct {
 	limit time.Duration // the action's own time limit, or the caller's deadline when sooner
 
 	inputAt atomic.Int64 // Unix ns when a Do's input ended (InputDone); 0: when f returned
+	settles bool         // the action settles (and says what changed) after its input
+	settled *string      // what SettleNow reported, when f settled the page itself
 }
 
 // begin starts an action on the current tab: it serialises actions, refuses

@@ -217,3 +217,54 @@ func TestMCPSettleFollowsTheReaction(t *testing.T) {
 		}
 	})
 }
+
+// checkerPage asks the server whether it takes a file before it says so on
+// the input: a file over ten bytes is marked invalid once the answer came.
+const checkerPage = `<!doctype html><html><head><meta charset="utf-8"><title>Checker</title></head><body>
+<label>Report <input id="f" type="file"></label><p role="status" id="st">No file yet</p>
+<script>
+f.onchange = async () => {
+  const n = (await f.files[0].arrayBuffer()).byteLength;
+  const ok = (await (await fetch('/check?n=' + n)).text()) === 'ok';
+  f.setCustomValidity(ok ? '' : 'The report is too big: ' + n + ' bytes');
+  st.textContent = ok ? 'Report taken' : 'Report refused';
+};
+</script></body></html>`
+
+// An upload's check for a rejection comes after the page settled, in the
+// one wait: a page that rejects the file only once its server answered is
+// reported as rejecting it, and one that takes it as taking it.
+func TestMCPUploadRejectedAfterSettling(t *testing.T) {
+	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/checker", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, checkerPage) })
+		mux.HandleFunc("/check", func(w http.ResponseWriter, r *http.Request) {
+			// A slow answer: longer than any fixed wait for a rejection.
+			time.Sleep(150 * time.Millisecond)
+			if r.URL.Query().Get("n") == "4" {
+				fmt.Fprint(w, "ok")
+				return
+			}
+			fmt.Fprint(w, "no")
+		})
+		app := httptest.NewServer(mux)
+		t.Cleanup(app.Close)
+		up := t.TempDir()
+		for name, body := range map[string]string{"small.txt": "four", "big.txt": "far more than ten bytes"} {
+			if err := os.WriteFile(filepath.Join(up, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := startMCP(t, h, nil, append(args, "--allow-domain", "127.0.0.1", "--upload-dir", up)...)
+		c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/checker"})
+		snap, _ := c.ok(t, "browser_snapshot", nil)
+		res := c.call(t, "browser_upload", map[string]any{"index": index(t, snap, `"Report"`), "files": []string{"big.txt"}})
+		if out := resultText(res); !res.IsError || !strings.Contains(out, "The report is too big: 23 bytes") {
+			t.Errorf("a file the page refused after its server answered: error %v, %s", res.IsError, out)
+		}
+		out, _ := c.ok(t, "browser_upload", map[string]any{"index": index(t, snap, `"Report"`), "files": []string{"small.txt"}})
+		if !strings.Contains(out, "small.txt (text/plain") || !strings.Contains(out, `! status "Report taken"`) {
+			t.Errorf("a file the page took:\n%s", out)
+		}
+	})
+}
