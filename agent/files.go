@@ -88,7 +88,13 @@ func (s *Server) captureTool(ctx context.Context, a captureArgs, out *toolOut) (
 		URI: fileURI(res.Location), Name: res.Name, MIMEType: res.MIME, Size: new(res.Size),
 		Description: "sha256 " + res.SHA256,
 	})
-	text := fmt.Sprintf("saved %s (%s, %d bytes, sha256 %s) to %s, read by %s", res.Name, res.MIME, res.Size, res.SHA256, res.Location, res.Rung)
+	// The file's name is said once: in its path, unless it was saved
+	// under another.
+	where := res.Location
+	if filepath.Base(res.Location) != res.Name {
+		where = res.Name + " to " + res.Location
+	}
+	text := fmt.Sprintf("saved %s (%s, %d bytes, sha256 %s, read by %s)", where, res.MIME, res.Size, res.SHA256, res.Rung)
 	if res.Width > 0 {
 		text += fmt.Sprintf("; %dx%d", res.Width, res.Height)
 	}

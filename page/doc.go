@@ -29,8 +29,9 @@
 // whatever took its place.
 //
 // Everything that comes from the page — title, URL, names, values, read
-// content — sits in a <page-content id=…> block whose id is random, after a
-// note that it is data, not instructions.
+// content — sits in a <page-content id=…> block whose id is random. A
+// program that gives the text to a model tells it once what the blocks are
+// ([UntrustedNote]); the results do not repeat it.
 //
 // [Page.Find] searches every element a snapshot would list — the whole
 // page, all frames and open shadow roots, not only the elements nearest the

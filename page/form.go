@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/runtime"
@@ -114,7 +115,7 @@ func (p *Page) FillForm(ctx context.Context, fields []FormField, submit Ref) (*F
 			return nil, res.SubmitErr
 		}
 	}
-	res.Text = res.render(submit)
+	res.Text = res.render(fields, submit)
 	return res, nil
 }
 
@@ -215,11 +216,34 @@ func (a *action) setFiles(ref Ref, paths []string) error {
 	return nil
 }
 
+// holdsAsked says whether a field that was set holds what was asked: the
+// text (a password as as many dots), the options by label, the check, the
+// files by name.
+func holdsAsked(a FormField, f FieldResult) bool {
+	switch {
+	case a.Text != nil:
+		masked := f.Value != "" && strings.Trim(f.Value, "•") == ""
+		return f.Value == *a.Text || masked && utf8.RuneCountInString(f.Value) == utf8.RuneCountInString(*a.Text)
+	case a.Values != nil:
+		return f.Value == strings.Join(a.Values, ", ")
+	case a.Checked != nil:
+		return f.Checked == strconv.FormatBool(*a.Checked)
+	case a.Files != nil:
+		names := make([]string, len(a.Files))
+		for i, p := range a.Files {
+			names[i] = filepath.Base(p)
+		}
+		return f.Value == strings.Join(names, ", ")
+	}
+	return false
+}
+
 // render is the report for a model: the counts outside, what the page
-// shows (labels, values) inside a page-content block.
-func (r *FormResult) render(submit Ref) string {
+// shows inside a page-content block: each field's label, so that a wrong
+// index shows, and its value where it is not what was asked.
+func (r *FormResult) render(asked []FormField, submit Ref) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Set %d of %d fields", len(r.Fields)-r.Failed, len(r.Fields))
+	fmt.Fprintf(&b, "Set %d of %d fields; each holds what was asked unless its value is shown", len(r.Fields)-r.Failed, len(r.Fields))
 	if r.Failed > 0 {
 		fmt.Fprintf(&b, "; %d failed (marked FAILED), the others were set", r.Failed)
 	}
@@ -230,9 +254,9 @@ func (r *FormResult) render(submit Ref) string {
 	default:
 		b.WriteString(". Then " + r.Submit)
 	}
-	b.WriteString(".\n" + untrustedNote + "\n")
+	b.WriteString(".\n")
 	var body strings.Builder
-	for _, f := range r.Fields {
+	for i, f := range r.Fields {
 		name := f.Ref.String()
 		if f.Ref.Index > 0 {
 			name = "[" + strconv.Itoa(f.Ref.Index) + "]"
@@ -243,6 +267,8 @@ func (r *FormResult) render(submit Ref) string {
 		switch {
 		case f.Err != nil:
 			fmt.Fprintf(&body, "%s: FAILED: %v\n", name, f.Err)
+		case i < len(asked) && holdsAsked(asked[i], f):
+			body.WriteString(name + "\n")
 		case f.Checked == "true":
 			body.WriteString(name + ": checked\n")
 		case f.Checked == "false":
