@@ -35,7 +35,7 @@ func (a *action) where() string {
 	if err != nil {
 		return ""
 	}
-	return "now at\n" + wrapUntrusted(fmt.Sprintf("url: %s\ntitle: %q", pi.URL, pi.Title))
+	return "now at " + wrapUntrusted(fmt.Sprintf("url: %s\ntitle: %q", pi.URL, pi.Title))
 }
 
 // NormalizeURL adds https:// to a bare host name, as a browser's address

@@ -1357,9 +1357,9 @@ func testFillForm(t *testing.T, s *suite) {
 	}
 	// Each field by its label, so that a wrong index shows; a value only
 	// where it is not what was asked.
-	for _, want := range []string{"Set 9 of 9 fields; each holds what was asked unless its value is shown. Then clicked",
-		`textbox "Full name"` + "\n", `textbox "Password"` + "\n", `combobox "Country": "Japan"`, `checkbox "Newsletter"` + "\n",
-		`radio "Pro"` + "\n", `button "Photo"` + "\n"} {
+	for _, want := range []string{"Set 9 of 9 fields; a value is shown where it is not what was asked. Then clicked",
+		`] "Full name"` + "\n", `] "Password"` + "\n", `] combobox "Country": "Japan"`, `] "Newsletter"` + "\n",
+		`] "Pro"` + "\n", `element "#photo" "Photo"` + "\n"} {
 		if !strings.Contains(r.Text, want) {
 			t.Errorf("the report lacks %q:\n%s", want, r.Text)
 		}

@@ -39,7 +39,11 @@ func (s *Snapshot) render() string {
 	listed := len(s.Elements)
 	// Where the elements are, and the scroll, only when some are out of
 	// view or the page is larger than the viewport.
-	fmt.Fprintf(&b, "Tab %s: %d of %d interactive elements", s.Tab, listed, s.Total)
+	if listed == s.Total {
+		fmt.Fprintf(&b, "Tab %s: %d interactive elements", s.Tab, listed)
+	} else {
+		fmt.Fprintf(&b, "Tab %s: %d of %d interactive elements", s.Tab, listed, s.Total)
+	}
 	if s.Above+s.Below+s.Beside > 0 {
 		fmt.Fprintf(&b, " (in viewport %d, above %d, below %d, beside %d)", s.InView, s.Above, s.Below, s.Beside)
 	}

@@ -123,12 +123,12 @@ func TestMCPFillForm(t *testing.T) {
 	asked = nil
 	mu.Unlock()
 	text, _ := c.ok(t, "browser_fill_form", map[string]any{"fields": fields, "submit_index": at(`button "Sign up"`)})
-	if !strings.Contains(text, "Set 9 of 9 fields; each holds what was asked unless its value is shown. Then clicked") || !strings.Contains(text, "the page navigated") {
+	if !strings.Contains(text, "Set 9 of 9 fields, each to what was asked. Then clicked") || !strings.Contains(text, "the page navigated") {
 		t.Fatalf("fill:\n%s", text)
 	}
 	// The fields by label, to check the indexes; no value, as each holds
 	// what was asked.
-	for _, want := range []string{`textbox "Full name"` + "\n", `combobox "Country"` + "\n", `checkbox "Newsletter"` + "\n", `button "Photo"` + "\n"} {
+	for _, want := range []string{`] "Full name"` + "\n", `] "Country"` + "\n", `] "Newsletter"` + "\n", `] "Photo"` + "\n"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("fill: the result lacks %q:\n%s", want, text)
 		}
