@@ -94,7 +94,8 @@ func (s *Server) captureTool(ctx context.Context, a captureArgs, out *toolOut) (
 	if filepath.Base(res.Location) != res.Name {
 		where = res.Name + " to " + res.Location
 	}
-	text := fmt.Sprintf("saved %s (%s, %d bytes, sha256 %s, read by %s)", where, res.MIME, res.Size, res.SHA256, res.Rung)
+	// How it was read is in the structured result.
+	text := fmt.Sprintf("saved %s (%s, %d bytes, sha256 %s)", where, res.MIME, res.Size, res.SHA256)
 	if res.Width > 0 {
 		text += fmt.Sprintf("; %dx%d", res.Width, res.Height)
 	}

@@ -53,12 +53,12 @@ const settleFrames = 2
 // changed. Quiet is no request in flight, no added image loading, and
 // either the document unchanged for the quiet time, or — once the page
 // has reacted to the action (it navigated, changed the document or sent a
-// request) — unchanged for two frames drawn and about a third of the quiet
-// time (35 ms by default, two frames at 60 Hz): its reaction ran its
-// course. Either way the last response came that long ago too, as a page
-// goes on from it. A page that shows no reaction yet
-// may have one on a timer, so it gets the whole quiet time; so does a
-// page that draws no frames (a background tab).
+// request) — unchanged for two frames drawn and a fifth of the quiet time
+// (20 ms by default; two frames at 60 Hz take 17 to 33 ms): its reaction
+// ran its course. A response counts as a change: the page goes on from
+// it. A page that shows no reaction yet may have one on a timer, so it
+// gets the whole quiet time; so does a page that draws no frames (a
+// background tab).
 func (a *action) quietDown() string {
 	cfg := &a.t.p.cfg
 	if cfg.settleMax <= 0 || a.ctx.Err() != nil || a.dialogOpen() {
@@ -104,7 +104,7 @@ func (a *action) quietDown() string {
 		late := 2 * max(slowest-10*time.Millisecond, 0)
 		need := cfg.settleQuiet + late
 		since := time.Duration(q.Since) * time.Millisecond
-		short := cfg.settleQuiet * 35 / 100
+		short := cfg.settleQuiet / 5
 		if q.Frames >= settleFrames && (q.Changed || a.reacted()) {
 			need = min(need, short+late)
 		}

@@ -1431,7 +1431,7 @@ func testReadPages(t *testing.T, s *suite) {
 // testInputDone: a Page.Do action that dates its input with InputDone is
 // settled from there, so the time it spent after the input counts toward
 // the page's quiet and is not waited again; undated, the quiet counts from
-// when it returned. The quiet here is 1 s (350 ms once the page changed and
+// when it returned. The quiet here is 1 s (200 ms once the page changed and
 // drew two frames) and the action waits 1.2 s after its input, so the two
 // differ by far more than any round trip.
 func testInputDone(t *testing.T, s *suite) {
@@ -1458,8 +1458,8 @@ func testInputDone(t *testing.T, s *suite) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if dated && took >= 300*time.Millisecond || !dated && took < 300*time.Millisecond {
-			t.Errorf("dated %v: settled in %v after the action, with a quiet of 1 s (350 ms after a change and two frames) and 1.2 s since the input:\n%s", dated, took, out)
+		if dated && took >= 150*time.Millisecond || !dated && took < 150*time.Millisecond {
+			t.Errorf("dated %v: settled in %v after the action, with a quiet of 1 s (200 ms after a change and two frames) and 1.2 s since the input:\n%s", dated, took, out)
 		}
 	}
 }
