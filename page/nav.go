@@ -88,9 +88,10 @@ func (a *action) navigate(url string) (string, error) {
 }
 
 // preloadLib loads the page library into the document a navigation
-// commits while the page goes on loading, rather than after its load
-// event: the result and the settling need it, and its evaluation takes
-// 10-25 ms. The function it returns ends the preload: it waits for a
+// commits, and starts watching it, while the page goes on loading rather
+// than after its load event: the result and the settling need the
+// library, whose evaluation takes 10-25 ms, and a document watched since
+// it began has often been quiet long enough by the time it loaded. The function it returns ends the preload: it waits for a
 // started one to finish when the navigation loaded, and drops it else.
 func (a *action) preloadLib() func(loaded bool) {
 	t := a.t
@@ -98,10 +99,19 @@ func (a *action) preloadLib() func(loaded bool) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if t.waitState(ctx, func() bool { return t.navSeq != a.navSeq || t.closed }) == nil {
-			// A failure is the document's next call's to report: it loads
-			// the library again.
-			a.ensureLib(t.libs.main) //nolint:errcheck
+		var seq uint64
+		if t.waitState(ctx, func() bool { seq = t.navSeq; return t.navSeq != a.navSeq || t.closed }) != nil {
+			return
+		}
+		// The watch starts with the document, so that once it loaded the
+		// settling knows how long it has been quiet. A failure is the
+		// document's next call's to report: it loads the library again.
+		if a.call(t.libs.main, "watch", nil) == nil {
+			t.mu.Lock()
+			if t.navSeq == seq {
+				a.docWatched = seq
+			}
+			t.mu.Unlock()
 		}
 	}()
 	return func(loaded bool) {

@@ -524,6 +524,8 @@ type action struct {
 	inputAt atomic.Int64 // Unix ns when a Do's input ended (InputDone); 0: when f returned
 	settles bool         // the action settles (and says what changed) after its input
 	settled *string      // what SettleNow reported, when f settled the page itself
+
+	docWatched uint64 // the navSeq of the document a navigation watched from its start (preloadLib)
 }
 
 // begin starts an action on the current tab: it serialises actions, refuses

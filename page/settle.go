@@ -84,9 +84,11 @@ func (a *action) quietDown() string {
 	for first := true; ; first = false {
 		t0 := time.Now()
 		// The first poll counts the action's input as the last change:
-		// it ended now, or when a Do said so (InputDone).
+		// it ended now, or when a Do said so (InputDone). A navigation's
+		// new document was watched from its start (preloadLib): its own
+		// changes and frames since then count.
 		ago := -1
-		if first {
+		if first && !a.watchedDoc() {
 			ago = 0
 			if at := a.inputAt.Load(); at != 0 {
 				ago = int(max(t0.Sub(time.Unix(0, at)).Milliseconds(), 0))
@@ -118,11 +120,15 @@ func (a *action) quietDown() string {
 		if left <= 0 {
 			break
 		}
-		// Frames come every 16 ms or so: look again soon enough to see
-		// the second one.
+		// Frames come every 16 ms or so: a page that reacted is looked at
+		// again within half a frame, to see its second one soon after it
+		// came; one that did not, at a gentler pace.
 		wait := 15 * time.Millisecond
+		if q.Changed || a.reacted() {
+			wait = 8 * time.Millisecond
+		}
 		if since < need {
-			wait = min(max(need-since, 10*time.Millisecond), 15*time.Millisecond)
+			wait = min(max(need-since, wait), 15*time.Millisecond)
 		}
 		timer := time.NewTimer(min(wait, left))
 		select {
@@ -166,6 +172,14 @@ func (a *action) quietDown() string {
 		}
 	}
 	return msg
+}
+
+// watchedDoc says whether the tab's document is the one a navigation of
+// the action watched from its start.
+func (a *action) watchedDoc() bool {
+	a.t.mu.Lock()
+	defer a.t.mu.Unlock()
+	return a.docWatched != 0 && a.docWatched == a.t.navSeq
 }
 
 // reacted says whether the page did something since the action began that

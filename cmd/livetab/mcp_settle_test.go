@@ -268,3 +268,47 @@ func TestMCPUploadRejectedAfterSettling(t *testing.T) {
 		}
 	})
 }
+
+// lateRenderPage renders its button only after its load event: a request
+// answered late, then a frame.
+const lateRenderPage = `<!doctype html><html><head><meta charset="utf-8"><title>Late</title></head><body>
+<p id="st">Loading</p>
+<script>
+addEventListener('load', async () => {
+  const text = await (await fetch('/late-data')).text();
+  requestAnimationFrame(() => {
+    const b = document.createElement('button');
+    b.textContent = text;
+    document.body.append(b);
+    st.textContent = 'Ready';
+  });
+});
+</script></body></html>`
+
+// A navigation returns once the new page settled, not at its load event:
+// what the page renders from a request it sends after loading is in the
+// snapshot taken right after. The document is watched from its start, so
+// a page that was quiet while loading is not waited for again.
+func TestMCPNavigateSettlesAfterLoad(t *testing.T) {
+	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/late", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, lateRenderPage) })
+		mux.HandleFunc("/late-data", func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(80 * time.Millisecond)
+			fmt.Fprint(w, "Rendered late")
+		})
+		app := httptest.NewServer(mux)
+		t.Cleanup(app.Close)
+		c := startMCP(t, h, nil, append(args, "--allow-domain", "127.0.0.1")...)
+		for i := range 3 {
+			out, _ := c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/late"})
+			if !strings.Contains(out, "settled in") || !strings.Contains(out, "load, network idle, DOM quiet") {
+				t.Errorf("navigation %d: %s", i+1, out)
+			}
+			snap, _ := c.ok(t, "browser_snapshot", nil)
+			if !strings.Contains(snap, `button "Rendered late"`) {
+				t.Errorf("navigation %d: the snapshot right after lacks what the page rendered after loading:\n%s", i+1, snap)
+			}
+		}
+	})
+}

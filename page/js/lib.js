@@ -1106,6 +1106,7 @@
       w.po = null;
     }
     watcher = w;
+    countFrames(w);
     return true;
   }
 
