@@ -67,7 +67,7 @@ func (a *action) quietDown() string {
 	t := a.t
 	start := time.Now()
 	deadline := start.Add(cfg.settleMax)
-	domQuiet := false
+	domQuiet, netCalm := false, false
 	inflight := func() int {
 		t.mu.Lock()
 		defer t.mu.Unlock()
@@ -110,10 +110,11 @@ func (a *action) quietDown() string {
 		if q.Frames >= settleFrames && (q.Changed || a.reacted()) {
 			need = min(need, short+late)
 		}
+		domQuiet = since >= need && q.Imgs == 0
 		// A response the page got starts its next step: the quiet counts
 		// from there too.
-		domQuiet = since >= need && q.Imgs == 0 && netQuiet() >= short
-		if domQuiet && inflight() == 0 {
+		netCalm = netQuiet() >= short
+		if domQuiet && netCalm && inflight() == 0 {
 			break
 		}
 		left := time.Until(deadline)
@@ -144,11 +145,11 @@ func (a *action) quietDown() string {
 		what = append(what, "load")
 	}
 	n := inflight()
-	if n == 0 {
+	if n == 0 && netCalm {
 		what = append(what, "network idle")
 	}
 	var msg string
-	if domQuiet && n == 0 {
+	if domQuiet && netCalm && n == 0 {
 		what = append(what, "DOM quiet")
 		msg = fmt.Sprintf("settled in %v (%s)", took, strings.Join(what, ", "))
 	} else {
@@ -158,6 +159,8 @@ func (a *action) quietDown() string {
 		}
 		if n > 0 {
 			busy = append(busy, fmt.Sprintf("%d requests in flight", n))
+		} else if !netCalm {
+			busy = append(busy, "requests still coming")
 		}
 		msg = fmt.Sprintf("not settled after %v: %s", took, strings.Join(busy, ", "))
 	}
