@@ -89,7 +89,14 @@ func (s *Server) captureTool(ctx context.Context, a captureArgs, out *toolOut) (
 		URI: fileURI(res.Location), Name: res.Name, MIMEType: res.MIME, Size: new(res.Size),
 		Description: "sha256 " + res.SHA256,
 	})
-	text := fmt.Sprintf("saved %s (%s, %d bytes, sha256 %s) to %s, read by %s", res.Name, res.MIME, res.Size, res.SHA256, res.Location, res.Rung)
+	// The file's name is said once: in its path, unless it was saved
+	// under another.
+	where := res.Location
+	if filepath.Base(res.Location) != res.Name {
+		where = res.Name + " to " + res.Location
+	}
+	// How it was read is in the structured result.
+	text := fmt.Sprintf("saved %s (%s, %d bytes, sha256 %s)", where, res.MIME, res.Size, res.SHA256)
 	if res.Width > 0 {
 		text += fmt.Sprintf("; %dx%d", res.Width, res.Height)
 	}
@@ -159,9 +166,18 @@ func (s *Server) uploadTool(ctx context.Context, a uploadArgs, out *toolOut) (pa
 		func(tctx context.Context, el runtime.RemoteObjectID) (string, error) {
 			var err error
 			// The page's reaction after the files went in counts toward
-			// the settling: the upload's own wait for a rejection is not
-			// waited again.
+			// the settling. Files put into an input settle the page there
+			// and then, and the check for a rejection follows at once:
+			// the one wait ends as soon as the page is quiet, where a
+			// fixed wait for a rejection came first. With settling off, that
+			// fixed wait stays.
 			uopts := []upload.Option{upload.OnSet(func() { page.InputDone(tctx) })}
+			if (a.Target == "" || a.Target == "input") && s.opts.Settle >= 0 {
+				uopts = []upload.Option{upload.OnSet(func() {
+					page.InputDone(tctx)
+					page.SettleNow(tctx)
+				}), upload.Settle(0)}
+			}
 			if f := progressFunc(ctx, "uploading"); f != nil {
 				uopts = append(uopts, upload.OnProgress(func(p upload.Progress) { f(p.Done, p.Total) }))
 			}
@@ -209,7 +225,11 @@ func setFiles(ctx context.Context, el runtime.RemoteObjectID, paths []string) er
 	for i, p := range paths {
 		files[i] = upload.Path(p)
 	}
-	_, err := upload.Files(ctx, upload.Object(el), files)
+	// The form settles once, after its submit: a field's own wait for the
+	// page to reject its file would hold up every file field. A page that
+	// marks the file invalid as it takes it is still seen, and one that
+	// does so later keeps the form from submitting.
+	_, err := upload.Files(ctx, upload.Object(el), files, upload.Settle(0))
 	return err
 }
 

@@ -46,9 +46,14 @@ func (p *Page) runWith(ctx context.Context, dialogOK bool, act Action, settle bo
 	a.t.mu.Lock()
 	a.dlSeq = a.t.dlSeq
 	a.t.mu.Unlock()
+	a.settles = settle
 	msg, err := f(a)
 	var settled string
-	if settle && err == nil {
+	switch {
+	case !settle || err != nil:
+	case a.settled != nil:
+		settled = *a.settled
+	default:
 		settled = a.quietDown()
 	}
 	if dls := a.t.downloadsSince(a.dlSeq); len(dls) > 0 {

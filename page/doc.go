@@ -29,8 +29,9 @@
 // whatever took its place.
 //
 // Everything that comes from the page — title, URL, names, values, read
-// content — sits in a <page-content id=…> block whose id is random, after a
-// note that it is data, not instructions.
+// content — sits in a <page-content id=…> block whose id is random. A
+// program that gives the text to a model tells it once what the blocks are
+// ([UntrustedNote]); the results do not repeat it.
 //
 // [Page.Find] searches every element a snapshot would list — the whole
 // page, all frames and open shadow roots, not only the elements nearest the
@@ -58,9 +59,13 @@
 // Then every action settles ([WithSettle], at most 1 s by default): it waits
 // until no request is in flight and the document has not changed for a
 // moment since the input, which a [Page.Do] action may date with [InputDone]
-// (it asks for frames, so that idle-time work such as a canvas encode runs;
-// it never wraps the page's own objects, which a site's bot checks would
-// see), and its result says what it waited for and what changed — elements
+// and may have settled already with [SettleNow]. The moment is 100 ms, or,
+// once the page reacted (it changed, sent a request or navigated), two
+// frames and 20 ms after its last change or response: a page that shows no
+// reaction yet may have one on a timer. It asks for frames, so that
+// idle-time work such as a canvas encode runs, and never wraps the page's
+// own objects, which a site's bot checks would see. Its result says what it
+// waited for and what changed — elements
 // added and removed, field values, alerts and live regions, headings. With
 // [WithDownloadDir] a download an action starts goes to that directory, and
 // the result names the file, its size, MIME type and SHA-256.

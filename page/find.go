@@ -205,13 +205,10 @@ func (f *Found) render(opts FindOptions) string {
 	if f.Unreached > 0 {
 		fmt.Fprintf(&b, "%d cross-origin frame(s) could not be searched.\n", f.Unreached)
 	}
-	if len(f.Elements) > 0 {
-		b.WriteString("Use an element's [index] with the actions; the indexes of the last snapshot stay valid.\n")
-	} else {
+	if len(f.Elements) == 0 {
 		b.WriteString("Nothing matches: try fewer words, another role, or take a snapshot.\n")
 	}
 	id := newGen()
-	b.WriteString(untrustedNote + "\n")
 	fmt.Fprintf(&b, openTag+"\n", id)
 	fmt.Fprintf(&b, "url: %s\ntitle: %s\n", safe(f.URL, id), quote(f.Title, id))
 	for _, e := range f.Elements {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/runtime"
@@ -114,7 +115,7 @@ func (p *Page) FillForm(ctx context.Context, fields []FormField, submit Ref) (*F
 			return nil, res.SubmitErr
 		}
 	}
-	res.Text = res.render(submit)
+	res.Text = res.render(fields, submit)
 	return res, nil
 }
 
@@ -215,11 +216,78 @@ func (a *action) setFiles(ref Ref, paths []string) error {
 	return nil
 }
 
+// shown is what a field holds, for the report.
+func (f FieldResult) shown() string {
+	switch f.Checked {
+	case "true":
+		return "checked"
+	case "false":
+		return "unchecked"
+	case "":
+		return strconv.Quote(f.Value)
+	}
+	return f.Checked
+}
+
+// holdsAsked says whether a field that was set holds what was asked: the
+// text (a password as as many dots, up to 12), the options by label, the check, the
+// files by name.
+func holdsAsked(a FormField, f FieldResult) bool {
+	switch {
+	case a.Text != nil:
+		masked := f.Value != "" && strings.Trim(f.Value, "•") == ""
+		// The page library shows a password as up to 12 dots.
+		return f.Value == *a.Text || masked && utf8.RuneCountInString(f.Value) == min(utf8.RuneCountInString(*a.Text), 12)
+	case a.Values != nil:
+		return f.Value == strings.Join(a.Values, ", ")
+	case a.Checked != nil:
+		return f.Checked == strconv.FormatBool(*a.Checked)
+	case a.Files != nil:
+		names := make([]string, len(a.Files))
+		for i, p := range a.Files {
+			names[i] = filepath.Base(p)
+		}
+		return f.Value == strings.Join(names, ", ")
+	}
+	return false
+}
+
 // render is the report for a model: the counts outside, what the page
-// shows (labels, values) inside a page-content block.
-func (r *FormResult) render(submit Ref) string {
+// shows inside a page-content block: each field's label, so that a wrong
+// index shows, and its value where it is not what was asked.
+func (r *FormResult) render(asked []FormField, submit Ref) string {
 	var b strings.Builder
+	var body strings.Builder
+	differ := 0
+	for i, f := range r.Fields {
+		name := f.Ref.String()
+		if f.Ref.Index > 0 {
+			name = "[" + strconv.Itoa(f.Ref.Index) + "]"
+		}
+		as := f.Err == nil && i < len(asked) && holdsAsked(asked[i], f)
+		if l := f.Label; l != "" {
+			if _, quoted, ok := strings.Cut(l, " \""); ok && as {
+				// Its name is enough to show which field the index hit.
+				l = "\"" + quoted
+			}
+			name += " " + l
+		}
+		switch {
+		case f.Err != nil:
+			fmt.Fprintf(&body, "%s: FAILED: %v\n", name, f.Err)
+		case as:
+			body.WriteString(name + "\n")
+		default:
+			differ++
+			body.WriteString(name + ": " + f.shown() + "\n")
+		}
+	}
 	fmt.Fprintf(&b, "Set %d of %d fields", len(r.Fields)-r.Failed, len(r.Fields))
+	if differ == 0 && r.Failed == 0 {
+		b.WriteString(", each to what was asked")
+	} else if differ > 0 {
+		b.WriteString("; a value is shown where it is not what was asked")
+	}
 	if r.Failed > 0 {
 		fmt.Fprintf(&b, "; %d failed (marked FAILED), the others were set", r.Failed)
 	}
@@ -230,29 +298,7 @@ func (r *FormResult) render(submit Ref) string {
 	default:
 		b.WriteString(". Then " + r.Submit)
 	}
-	b.WriteString(".\n" + untrustedNote + "\n")
-	var body strings.Builder
-	for _, f := range r.Fields {
-		name := f.Ref.String()
-		if f.Ref.Index > 0 {
-			name = "[" + strconv.Itoa(f.Ref.Index) + "]"
-		}
-		if f.Label != "" {
-			name += " " + f.Label
-		}
-		switch {
-		case f.Err != nil:
-			fmt.Fprintf(&body, "%s: FAILED: %v\n", name, f.Err)
-		case f.Checked == "true":
-			body.WriteString(name + ": checked\n")
-		case f.Checked == "false":
-			body.WriteString(name + ": unchecked\n")
-		case f.Checked != "":
-			body.WriteString(name + ": " + f.Checked + "\n")
-		default:
-			body.WriteString(name + ": " + strconv.Quote(f.Value) + "\n")
-		}
-	}
+	b.WriteString(".\n")
 	b.WriteString(wrapUntrusted(body.String()))
 	return b.String()
 }

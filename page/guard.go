@@ -363,6 +363,22 @@ func InputDone(ctx context.Context) {
 	}
 }
 
+// SettleNow settles the page now, within the action that runs f in
+// [Page.Do], rather than after f returns: f can then look at what the page
+// made of its input (a file input the page cleared or marked invalid)
+// without a wait of its own. The action's result says what the page waited
+// for and what changed, as when it settles after f; it does not settle
+// again. The input is taken to have ended now unless [InputDone] dated it.
+// With any other context it does nothing.
+func SettleNow(ctx context.Context) {
+	a, ok := ctx.Value(inputKey{}).(*action)
+	if !ok || !a.settles || a.settled != nil {
+		return
+	}
+	msg := a.quietDown()
+	a.settled = &msg
+}
+
 // elementObject hands out ref's element as a Runtime object of the tab's
 // main target.
 func (a *action) elementObject(ref Ref) (runtime.RemoteObjectID, error) {

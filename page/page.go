@@ -285,6 +285,7 @@ type tab struct {
 	navReq      uint64 // navigations requested or started in the main frame
 	loading     bool
 	inflight    map[network.RequestID]struct{}
+	reqSeq      uint64 // requests the tab's documents started
 	netActive   time.Time
 	dialog      *Dialog  // open dialog waiting for the caller
 	handled     []string // dialogs the policy handled, not yet reported
@@ -341,6 +342,7 @@ func (t *tab) onEvent(ev any) {
 		if !subDoc && ev.Type != network.ResourceTypeEventSource && ev.Type != network.ResourceTypeWebSocket {
 			t.inflight[ev.RequestID] = struct{}{}
 		}
+		t.reqSeq++
 		t.netActive = time.Now()
 	case *network.EventLoadingFinished:
 		delete(t.inflight, ev.RequestID)
@@ -507,6 +509,7 @@ type action struct {
 	navSeq  uint64
 	within  uint64
 	navReq  uint64
+	reqSeq  uint64   // the tab's requests before the action
 	note    []string // facts for the result text, e.g. a navigation
 
 	watching  bool // the main document records what the action changes
@@ -519,6 +522,10 @@ type action struct {
 	limit time.Duration // the action's own time limit, or the caller's deadline when sooner
 
 	inputAt atomic.Int64 // Unix ns when a Do's input ended (InputDone); 0: when f returned
+	settles bool         // the action settles (and says what changed) after its input
+	settled *string      // what SettleNow reported, when f settled the page itself
+
+	docWatched uint64 // the navSeq of the document a navigation watched from its start (preloadLib)
 }
 
 // begin starts an action on the current tab: it serialises actions, refuses
@@ -548,7 +555,7 @@ func (p *Page) begin(ctx context.Context, dialogOK bool) (*action, error) {
 		return nil, &DialogOpenError{Dialog: d}
 	}
 	actx, cancel := context.WithCancelCause(t.ctx)
-	a := &action{t: t, caller: ctx, cancel: cancel, navSeq: t.navSeq, within: t.withinDoc, navReq: t.navReq, blockSeq: t.blockSeq}
+	a := &action{t: t, caller: ctx, cancel: cancel, navSeq: t.navSeq, within: t.withinDoc, navReq: t.navReq, reqSeq: t.reqSeq, blockSeq: t.blockSeq}
 	t.abort = func(err error) { cancel(err) }
 	t.mu.Unlock()
 

@@ -118,7 +118,7 @@ func (c *Content) page(all []rune, off, max int) {
 // String is the content in a page-content block, ready for a model.
 func (c *Content) String() string {
 	s := fmt.Sprintf("url: %s\ntitle: %s\n\n%s", c.URL, strconv.Quote(c.Title), c.Text)
-	out := untrustedNote + "\n" + wrapUntrusted(s) + "\n"
+	out := wrapUntrusted(s) + "\n"
 	total := strconv.Itoa(c.Total)
 	if c.AtLeast {
 		total = "more than " + total

@@ -37,13 +37,28 @@ func (a *action) watch() {
 }
 
 type quietState struct {
-	Since int `json:"since"` // ms the document has been unchanged
-	Imgs  int `json:"imgs"`  // images added that are loading
+	Since   int  `json:"since"`   // ms the document has been unchanged
+	Imgs    int  `json:"imgs"`    // images added that are loading
+	Frames  int  `json:"frames"`  // frames drawn since the last change (at most 3 counted)
+	Changed bool `json:"changed"` // the document changed since the watch began
 }
 
-// quietDown waits, within the settle bound, until the document has been
-// quiet for the quiet time with no request in flight, and notes what it
-// waited for; then, when the page did not navigate, what changed.
+// settleFrames is how many frames a page that reacted must draw with no
+// change before it counts as quiet: what it scheduled for its next frame,
+// and the idle-time work after it (a canvas's encode), ran by then.
+const settleFrames = 2
+
+// quietDown waits, within the settle bound, until the page is quiet, and
+// notes what it waited for; then, when the page did not navigate, what
+// changed. Quiet is no request in flight, no added image loading, and
+// either the document unchanged for the quiet time, or — once the page
+// has reacted to the action (it navigated, changed the document or sent a
+// request) — unchanged for two frames drawn and a fifth of the quiet time
+// (20 ms by default; two frames at 60 Hz take 17 to 33 ms): its reaction
+// ran its course. A response counts as a change: the page goes on from
+// it. A page that shows no reaction yet may have one on a timer, so it
+// gets the whole quiet time; so does a page that draws no frames (a
+// background tab).
 func (a *action) quietDown() string {
 	cfg := &a.t.p.cfg
 	if cfg.settleMax <= 0 || a.ctx.Err() != nil || a.dialogOpen() {
@@ -52,11 +67,16 @@ func (a *action) quietDown() string {
 	t := a.t
 	start := time.Now()
 	deadline := start.Add(cfg.settleMax)
-	domQuiet := false
+	domQuiet, netCalm := false, false
 	inflight := func() int {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		return len(t.inflight)
+	}
+	netQuiet := func() time.Duration {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return time.Since(t.netActive)
 	}
 	// A busy page answers late and runs late what it scheduled: the quiet
 	// needed grows with the slowest answer.
@@ -64,9 +84,11 @@ func (a *action) quietDown() string {
 	for first := true; ; first = false {
 		t0 := time.Now()
 		// The first poll counts the action's input as the last change:
-		// it ended now, or when a Do said so (InputDone).
+		// it ended now, or when a Do said so (InputDone). A navigation's
+		// new document was watched from its start (preloadLib): its own
+		// changes and frames since then count.
 		ago := -1
-		if first {
+		if first && !a.watchedDoc() {
 			ago = 0
 			if at := a.inputAt.Load(); at != 0 {
 				ago = int(max(t0.Sub(time.Unix(0, at)).Milliseconds(), 0))
@@ -81,19 +103,33 @@ func (a *action) quietDown() string {
 			break
 		}
 		slowest = max(slowest, time.Since(t0))
-		need := cfg.settleQuiet + 2*max(slowest-10*time.Millisecond, 0)
+		late := 2 * max(slowest-10*time.Millisecond, 0)
+		need := cfg.settleQuiet + late
 		since := time.Duration(q.Since) * time.Millisecond
+		short := cfg.settleQuiet / 5
+		if q.Frames >= settleFrames && (q.Changed || a.reacted()) {
+			need = min(need, short+late)
+		}
 		domQuiet = since >= need && q.Imgs == 0
-		if domQuiet && inflight() == 0 {
+		// A response the page got starts its next step: the quiet counts
+		// from there too.
+		netCalm = netQuiet() >= short
+		if domQuiet && netCalm && inflight() == 0 {
 			break
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
 			break
 		}
-		wait := 25 * time.Millisecond
+		// Frames come every 16 ms or so: a page that reacted is looked at
+		// again within half a frame, to see its second one soon after it
+		// came; one that did not, at a gentler pace.
+		wait := 15 * time.Millisecond
+		if q.Changed || a.reacted() {
+			wait = 8 * time.Millisecond
+		}
 		if since < need {
-			wait = min(max(need-since, 10*time.Millisecond), 50*time.Millisecond)
+			wait = min(max(need-since, wait), 15*time.Millisecond)
 		}
 		timer := time.NewTimer(min(wait, left))
 		select {
@@ -109,11 +145,11 @@ func (a *action) quietDown() string {
 		what = append(what, "load")
 	}
 	n := inflight()
-	if n == 0 {
+	if n == 0 && netCalm {
 		what = append(what, "network idle")
 	}
 	var msg string
-	if domQuiet && n == 0 {
+	if domQuiet && netCalm && n == 0 {
 		what = append(what, "DOM quiet")
 		msg = fmt.Sprintf("settled in %v (%s)", took, strings.Join(what, ", "))
 	} else {
@@ -123,6 +159,8 @@ func (a *action) quietDown() string {
 		}
 		if n > 0 {
 			busy = append(busy, fmt.Sprintf("%d requests in flight", n))
+		} else if !netCalm {
+			busy = append(busy, "requests still coming")
 		}
 		msg = fmt.Sprintf("not settled after %v: %s", took, strings.Join(busy, ", "))
 	}
@@ -137,6 +175,22 @@ func (a *action) quietDown() string {
 		}
 	}
 	return msg
+}
+
+// watchedDoc says whether the tab's document is the one a navigation of
+// the action watched from its start.
+func (a *action) watchedDoc() bool {
+	a.t.mu.Lock()
+	defer a.t.mu.Unlock()
+	return a.docWatched != 0 && a.docWatched == a.t.navSeq
+}
+
+// reacted says whether the page did something since the action began that
+// the document's changes do not show: navigated, or sent a request.
+func (a *action) reacted() bool {
+	a.t.mu.Lock()
+	defer a.t.mu.Unlock()
+	return a.t.navSeq != a.navSeq || a.t.reqSeq != a.reqSeq
 }
 
 // dialogOpen says whether a dialog blocks the page: no script runs then.

@@ -231,7 +231,8 @@ func ChunkSize(n int) Option {
 // OnSet calls f once the files are in a file input (set natively or
 // assigned), before the wait for the page's reaction (Settle): a caller
 // that watches the page itself can count its reaction from there. Drops and
-// pastes do not call it.
+// pastes do not call it. A caller that waits for the page's reaction in f
+// itself sets Settle(0): the check for a rejection then follows f at once.
 func OnSet(f func()) Option { return func(c *config) { c.onSet = f } }
 
 // Settle sets how long the page has to react to new files (and reject

@@ -106,7 +106,7 @@ func TestMCPDevtools(t *testing.T) {
 		}
 
 		c.ok(t, "browser_resize", map[string]any{"width": 400, "height": 700, "color_scheme": "dark"})
-		if snap, _ := c.ok(t, "browser_snapshot", nil); !strings.Contains(snap, "Viewport 400x700") {
+		if snap, _ := c.ok(t, "browser_snapshot", nil); !strings.Contains(snap, "viewport 400x700") {
 			t.Errorf("after resize:\n%s", snap)
 		}
 		c.ok(t, "browser_resize", map[string]any{"reset": true})

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -123,8 +124,18 @@ func TestMCPFillForm(t *testing.T) {
 	asked = nil
 	mu.Unlock()
 	text, _ := c.ok(t, "browser_fill_form", map[string]any{"fields": fields, "submit_index": at(`button "Sign up"`)})
-	if !strings.Contains(text, "Set 9 of 9 fields. Then clicked") || !strings.Contains(text, "the page navigated") {
+	if !strings.Contains(text, "Set 9 of 9 fields, each to what was asked. Then clicked") || !strings.Contains(text, "the page navigated") {
 		t.Fatalf("fill:\n%s", text)
+	}
+	// The fields by label, to check the indexes; no value, as each holds
+	// what was asked.
+	for _, want := range []string{`] "Full name"` + "\n", `] "Country"` + "\n", `] "Newsletter"` + "\n", `] "Photo"` + "\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("fill: the result lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "Ada Lovelace") || strings.Contains(text, "me.png") {
+		t.Errorf("fill: the result repeats the values asked:\n%s", text)
 	}
 	if strings.Contains(text, password) {
 		t.Errorf("the result shows the password:\n%s", text)
@@ -160,4 +171,51 @@ func TestMCPFillForm(t *testing.T) {
 	if !strings.Contains(string(b), `"tool":"browser_fill_form"`) {
 		t.Errorf("no audit line for browser_fill_form:\n%s", b)
 	}
+}
+
+// pickyPage refuses a file bigger than ten bytes the moment it is chosen,
+// as pages check a size limit, and counts the submits it saw.
+const pickyPage = `<!doctype html><html><head><meta charset="utf-8"><title>Picky</title></head><body>
+<form id="f" action="/picky-sent" method="post" enctype="multipart/form-data">
+<label>Name <input name="name"></label>
+<label>Avatar <input id="av" name="av" type="file"></label>
+<button>Send</button></form>
+<script>
+av.onchange = () => av.setCustomValidity(av.files[0] && av.files[0].size > 10 ? 'The avatar is over 10 bytes' : '');
+</script></body></html>`
+
+// fill_form's file fields check for a rejection as the files go in, not
+// after a wait of their own: a file the page refuses at once is a failed
+// field, and the form is not submitted.
+func TestMCPFillFormFileRejected(t *testing.T) {
+	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+		var sent atomic.Int32
+		mux := http.NewServeMux()
+		mux.HandleFunc("/picky", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, pickyPage) })
+		mux.HandleFunc("/picky-sent", func(w http.ResponseWriter, r *http.Request) { sent.Add(1); fmt.Fprint(w, "sent") })
+		app := httptest.NewServer(mux)
+		t.Cleanup(app.Close)
+		up := t.TempDir()
+		if err := os.WriteFile(filepath.Join(up, "big.png"), []byte("far more than ten bytes"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := startMCP(t, h, nil, append(args, "--allow-domain", "127.0.0.1", "--upload-dir", up)...)
+		c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/picky"})
+		snap, _ := c.ok(t, "browser_snapshot", nil)
+		out, _ := c.ok(t, "browser_fill_form", map[string]any{
+			"fields": []map[string]any{
+				{"index": index(t, snap, `textbox "Name"`), "text": "Ada"},
+				{"index": index(t, snap, `"Avatar"`), "files": []string{"big.png"}},
+			},
+			"submit_index": index(t, snap, `button "Send"`),
+		})
+		for _, want := range []string{"Set 1 of 2 fields", "FAILED", "The avatar is over 10 bytes", "not clicked"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("fill_form lacks %q:\n%s", want, out)
+			}
+		}
+		if n := sent.Load(); n != 0 {
+			t.Errorf("the form was sent %d times", n)
+		}
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // makerPage makes an image after a click the way image generators do: a
@@ -153,6 +154,161 @@ func TestMCPUploadSettles(t *testing.T) {
 		}
 		if n := got.Load(); n != 12 {
 			t.Errorf("the server had %d bytes when the upload returned, want 12", n)
+		}
+	})
+}
+
+// stepsPage reacts to a click in steps, each started by the one before: a
+// status line at once, a request answered late, two frames after its
+// answer a second
+// status and request, and in the frame after that answer the last status
+// line. None waits on a timer.
+const stepsPage = `<!doctype html><html><head><meta charset="utf-8"><title>Steps</title></head><body>
+<button id="go">Go</button><div role="status" id="st">Idle</div>
+<script>
+const frames = (n, f) => n ? requestAnimationFrame(() => frames(n - 1, f)) : f();
+go.onclick = async () => {
+  st.textContent = 'Working';
+  await fetch('/step?n=1');
+  frames(2, async () => {
+    st.textContent = 'Saving';
+    await fetch('/step?n=2');
+    frames(1, () => { st.textContent = 'Done: 2 steps'; });
+  });
+};
+</script></body></html>`
+
+// A page that reacts settles sooner than one that does not (speed is the
+// agents benchmark's), but not before its reaction ran its course: each
+// step a request answer or a frame starts is waited for, and the click's
+// result says the last status line, with both requests served.
+func TestMCPSettleFollowsTheReaction(t *testing.T) {
+	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+		var steps atomic.Int32
+		mux := http.NewServeMux()
+		mux.HandleFunc("/steps", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, stepsPage) })
+		mux.HandleFunc("/step", func(w http.ResponseWriter, r *http.Request) {
+			// The first answer comes late: the status line written at
+			// once is long quiet by then.
+			if r.URL.Query().Get("n") == "1" {
+				time.Sleep(80 * time.Millisecond)
+			}
+			steps.Add(1)
+			fmt.Fprint(w, "ok")
+		})
+		app := httptest.NewServer(mux)
+		t.Cleanup(app.Close)
+		c := startMCP(t, h, nil, append(args, "--allow-domain", "127.0.0.1")...)
+		c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/steps"})
+		snap, _ := c.ok(t, "browser_snapshot", nil)
+		for i := range 3 {
+			out, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, snap, `button "Go"`)})
+			if !strings.Contains(out, `! status "Done: 2 steps"`) || !strings.Contains(out, "DOM quiet") {
+				t.Errorf("click %d: the result lacks the last step:\n%s", i+1, out)
+
+			}
+			if n := steps.Load(); n != int32(2*(i+1)) {
+				t.Errorf("click %d: the server served %d steps when the click returned, want %d", i+1, n, 2*(i+1))
+			}
+			// The status is the same text again: reset it so the next
+			// click's change shows.
+			c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/steps"})
+			snap, _ = c.ok(t, "browser_snapshot", nil)
+		}
+	})
+}
+
+// checkerPage asks the server whether it takes a file before it says so on
+// the input: a file over ten bytes is marked invalid once the answer came.
+const checkerPage = `<!doctype html><html><head><meta charset="utf-8"><title>Checker</title></head><body>
+<label>Report <input id="f" type="file"></label><p role="status" id="st">No file yet</p>
+<script>
+f.onchange = async () => {
+  const n = (await f.files[0].arrayBuffer()).byteLength;
+  const ok = (await (await fetch('/check?n=' + n)).text()) === 'ok';
+  f.setCustomValidity(ok ? '' : 'The report is too big: ' + n + ' bytes');
+  st.textContent = ok ? 'Report taken' : 'Report refused';
+};
+</script></body></html>`
+
+// An upload's check for a rejection comes after the page settled, in the
+// one wait: a page that rejects the file only once its server answered is
+// reported as rejecting it, and one that takes it as taking it.
+func TestMCPUploadRejectedAfterSettling(t *testing.T) {
+	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/checker", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, checkerPage) })
+		mux.HandleFunc("/check", func(w http.ResponseWriter, r *http.Request) {
+			// A slow answer: longer than any fixed wait for a rejection.
+			time.Sleep(150 * time.Millisecond)
+			if r.URL.Query().Get("n") == "4" {
+				fmt.Fprint(w, "ok")
+				return
+			}
+			fmt.Fprint(w, "no")
+		})
+		app := httptest.NewServer(mux)
+		t.Cleanup(app.Close)
+		up := t.TempDir()
+		for name, body := range map[string]string{"small.txt": "four", "big.txt": "far more than ten bytes"} {
+			if err := os.WriteFile(filepath.Join(up, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := startMCP(t, h, nil, append(args, "--allow-domain", "127.0.0.1", "--upload-dir", up)...)
+		c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/checker"})
+		snap, _ := c.ok(t, "browser_snapshot", nil)
+		res := c.call(t, "browser_upload", map[string]any{"index": index(t, snap, `"Report"`), "files": []string{"big.txt"}})
+		if out := resultText(res); !res.IsError || !strings.Contains(out, "The report is too big: 23 bytes") {
+			t.Errorf("a file the page refused after its server answered: error %v, %s", res.IsError, out)
+		}
+		out, _ := c.ok(t, "browser_upload", map[string]any{"index": index(t, snap, `"Report"`), "files": []string{"small.txt"}})
+		if !strings.Contains(out, "small.txt (text/plain") || !strings.Contains(out, `! status "Report taken"`) {
+			t.Errorf("a file the page took:\n%s", out)
+		}
+	})
+}
+
+// lateRenderPage renders its button only after its load event: a request
+// answered late, then a frame.
+const lateRenderPage = `<!doctype html><html><head><meta charset="utf-8"><title>Late</title></head><body>
+<p id="st">Loading</p>
+<script>
+addEventListener('load', async () => {
+  const text = await (await fetch('/late-data')).text();
+  requestAnimationFrame(() => {
+    const b = document.createElement('button');
+    b.textContent = text;
+    document.body.append(b);
+    st.textContent = 'Ready';
+  });
+});
+</script></body></html>`
+
+// A navigation returns once the new page settled, not at its load event:
+// what the page renders from a request it sends after loading is in the
+// snapshot taken right after. The document is watched from its start, so
+// a page that was quiet while loading is not waited for again.
+func TestMCPNavigateSettlesAfterLoad(t *testing.T) {
+	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/late", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, lateRenderPage) })
+		mux.HandleFunc("/late-data", func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(80 * time.Millisecond)
+			fmt.Fprint(w, "Rendered late")
+		})
+		app := httptest.NewServer(mux)
+		t.Cleanup(app.Close)
+		c := startMCP(t, h, nil, append(args, "--allow-domain", "127.0.0.1")...)
+		for i := range 3 {
+			out, _ := c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/late"})
+			if !strings.Contains(out, "settled in") || !strings.Contains(out, "load, network idle, DOM quiet") {
+				t.Errorf("navigation %d: %s", i+1, out)
+			}
+			snap, _ := c.ok(t, "browser_snapshot", nil)
+			if !strings.Contains(snap, `button "Rendered late"`) {
+				t.Errorf("navigation %d: the snapshot right after lacks what the page rendered after loading:\n%s", i+1, snap)
+			}
 		}
 	})
 }

@@ -1048,7 +1048,7 @@
   // result can say so without another snapshot, and when the page went
   // quiet. Only the document's own tree is observed: shadow roots and
   // frames are not.
-  /** @typedef {{mo: MutationObserver, last: number, start: number, added: Set<Element>, removed: Map<Element, string>, regions: Set<Element>, heads: Set<Element>, values: Map<Element, string>, imgs: Set<HTMLImageElement>}} Watch */
+  /** @typedef {{mo: MutationObserver, last: number, start: number, added: Set<Element>, removed: Map<Element, string>, regions: Set<Element>, heads: Set<Element>, values: Map<Element, string>, imgs: Set<HTMLImageElement>, frames: number, ticking: boolean, changed: boolean, po: PerformanceObserver | null}} Watch */
   /** @type {Watch | null} */
   let watcher = null;
 
@@ -1083,13 +1083,13 @@
   // person's browser. Frames asked for at each poll let idle-time work
   // such as an encode run instead.
   function watch() {
-    if (watcher) watcher.mo.disconnect();
+    if (watcher) unwatch(watcher);
     const now = performance.now();
     /** @type {Watch} */
     const w = {
       mo: new MutationObserver((recs) => note(w, recs)), last: now, start: now,
       added: new Set(), removed: new Map(), regions: new Set(), heads: new Set(),
-      values: new Map(), imgs: new Set(),
+      values: new Map(), imgs: new Set(), frames: 0, ticking: false, changed: false, po: null,
     };
     let n = 0;
     for (const el of document.querySelectorAll(FIELDS)) {
@@ -1097,13 +1097,30 @@
       w.values.set(el, fieldValue(el));
     }
     w.mo.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    // A response the page got starts what it does next: the frames to
+    // wait count from there too.
+    try {
+      w.po = new PerformanceObserver(() => countFrames(w));
+      w.po.observe({ type: 'resource' });
+    } catch (e) {
+      w.po = null;
+    }
     watcher = w;
+    countFrames(w);
     return true;
+  }
+
+  /** @param {Watch} w */
+  function unwatch(w) {
+    w.mo.disconnect();
+    if (w.po) w.po.disconnect();
   }
 
   /** @param {Watch} w @param {MutationRecord[]} recs */
   function note(w, recs) {
     w.last = performance.now();
+    w.changed = true;
+    countFrames(w);
     for (const r of recs) {
       const t = r.target.nodeType === 1 ? /** @type {Element} */ (r.target) : r.target.parentElement;
       if (t) {
@@ -1133,6 +1150,26 @@
     }
   }
 
+  // countFrames counts the frames drawn since the last change, up to 3:
+  // after two, what a change scheduled for its next frame (a render, the
+  // idle-time encode of a canvas) has run. It stops there, so an idle
+  // page is not kept drawing; a background tab draws none, and then the
+  // quiet time alone says the page settled.
+  /** @param {Watch} w */
+  function countFrames(w) {
+    w.frames = 0;
+    if (w.ticking) return;
+    w.ticking = true;
+    const tick = () => {
+      if (watcher !== w || ++w.frames >= 3) {
+        w.ticking = false;
+        return;
+      }
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  }
+
   function safeLabel(el) {
     try {
       return label(el);
@@ -1141,8 +1178,9 @@
     }
   }
 
-  // quietState says how long the document has been unchanged (ms) and how
-  // many images added since the watch are loading. Go polls it: a page's own timers run late, once a
+  // quietState says how long the document has been unchanged (ms), how
+  // many images added since the watch are loading, how many frames were
+  // drawn since the last change, and whether the document changed at all. Go polls it: a page's own timers run late, once a
   // second, in a background tab, and CDP calls do not. inputAgo, when not
   // negative, counts the action's input, that many ms ago, as a change.
   /** @param {number} inputAgo */
@@ -1150,20 +1188,23 @@
     if (!watcher) watch();
     const w = /** @type {Watch} */ (watcher);
     const now = performance.now();
-    if (inputAgo >= 0) w.last = Math.max(w.last, now - inputAgo);
+    if (inputAgo >= 0) {
+      w.last = Math.max(w.last, now - inputAgo);
+      countFrames(w);
+    }
     let imgs = 0;
     for (const i of w.imgs) if (i.isConnected && !i.complete) imgs++;
     // Ask for a frame: Chromium runs idle-time work (a canvas's toBlob,
     // requestIdleCallback) after frames, and an idle page draws none.
     requestAnimationFrame(() => {});
-    return { since: Math.round(now - w.last), imgs };
+    return { since: Math.round(now - w.last), imgs, frames: w.frames, changed: w.changed };
   }
 
   // changes ends the watch and says what it saw, at most max lines.
   function changes(max) {
     const w = watcher;
     if (!w) return [];
-    w.mo.disconnect();
+    unwatch(w);
     watcher = null;
     const out = [];
     for (const e of w.added) {
