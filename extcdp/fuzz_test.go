@@ -163,6 +163,10 @@ var cdpSeeds = []string{
 	`{"id":1,"method":"Livetab.closeTab","params":{"targetId":"T1"}}`,
 	`{"id":1,"method":"Livetab.setPolicy","params":{"sharedOnly":true,"domains":["127.0.0.1"]}}`,
 	`{"id":1,"method":"Livetab.setPolicy","params":{"domains":7}}`,
+	`{"id":1,"method":"Livetab.openTransfer","params":{"direction":"fromPage","size":9223372036854775807}}` + "\n" +
+		`{"id":2,"method":"Livetab.readTransfer","params":{"transfer":"","size":9223372036854775807}}`,
+	`{"id":1,"method":"Livetab.openTransfer","params":{"direction":"sideways","size":-5}}` + "\n" +
+		`{"id":2,"method":"Livetab.closeTransfer","params":{"transfer":7}}`,
 	`{"id":1,"method":"Browser.setDownloadBehavior","params":{"behavior":"allow","downloadPath":"/tmp"}}`,
 	`{"id":1,"method":"Browser.close"}`,
 	`{"id":1,"method":"Foo.bar","params":{"a":[1,2,{"b":null}]}}`,
@@ -401,6 +405,9 @@ func FuzzClientCommand(f *testing.F) {
 	f.Add(uint8(3), int64(2), "Target.attachToTarget", "$1", []byte(`{"targetId":"T1","flatten":true}`))
 	f.Add(uint8(0), int64(5), "Target.createTarget", "", []byte(`{"url":"about:blank","browserContextId":"nope"}`))
 	f.Add(uint8(0), int64(5), "Livetab.setPolicy", "", []byte(`{"sharedOnly":true,"domains":["*.example.com"]}`))
+	f.Add(uint8(1), int64(5), "Livetab.openTransfer", "$0", []byte(`{"direction":"toPage","size":3}`))
+	f.Add(uint8(1), int64(5), "Livetab.writeTransfer", "$0", []byte(`{"transfer":"x","offset":-1,"data":"AAAA"}`))
+	f.Add(uint8(1), int64(5), "Livetab.readTransfer", "$0", []byte(`{"transfer":"x","offset":9223372036854775807,"size":-1}`))
 	f.Add(uint8(1), int64(6), "Runtime.enable", "NOPE", []byte(`null`))
 	f.Add(uint8(15), int64(1), "Browser.close", "$0", []byte(``))
 	f.Fuzz(func(t *testing.T, setup uint8, id int64, method, sid string, params []byte) {

@@ -88,7 +88,10 @@ func (ts *transfers) listen(r *Relay) error {
 	if err != nil {
 		return fmt.Errorf("livetab: the transfer channel cannot listen on 127.0.0.1: %w", err)
 	}
-	ts.srv = &http.Server{Handler: http.HandlerFunc(r.serveTransfer), ReadHeaderTimeout: 10 * time.Second}
+	// Any local program may connect: headers are small and come at once,
+	// and an idle connection goes.
+	ts.srv = &http.Server{Handler: http.HandlerFunc(r.serveTransfer), ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes: 16 << 10, IdleTimeout: 30 * time.Second}
 	ts.base = "http://" + ln.Addr().String() + transferPath
 	go ts.srv.Serve(ln)
 	return nil

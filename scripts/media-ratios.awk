@@ -10,6 +10,9 @@ END {
   for (n in mbs) {
     if (n !~ /\/livetab/) continue
     e = n; sub(/\/livetab/, "/exec", e)
+    # The transfer channel has no plain-Chromium row: set it beside the
+    # path it stands in for there (the in-page upload, the blob's ladder).
+    if (!(e in mbs)) sub(/-channel$/, "", e)
     if (e in mbs && mbs[e] > 0) printf "ratio %s / %s: %.2f×\n", n, e, mbs[n] / mbs[e]
   }
 }

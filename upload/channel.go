@@ -28,10 +28,6 @@ import (
 // in-page slices instead.
 var FrameReady = 5 * time.Second
 
-// channelChunk is the bytes per Livetab.writeTransfer: Go decodes them, so
-// a bigger message costs less per byte than Chrome's slices.
-const channelChunk = 1 << 20
-
 // channelDepth is how many writes are in flight to the relay at once.
 const channelDepth = 4
 
@@ -106,7 +102,7 @@ func sendChannel(ctx context.Context, cf *channelFiles, ps []*prepared, cfg *con
 		var wg sync.WaitGroup
 		var rerr error
 		for rerr == nil {
-			buf := make([]byte, channelChunk)
+			buf := make([]byte, cfg.chunk)
 			var k int
 			k, rerr = io.ReadFull(p.br, buf)
 			if k == 0 {

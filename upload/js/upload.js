@@ -140,7 +140,6 @@ function () {
         e.stopImmediatePropagation();
         if (e.data.ready) {
           clearTimeout(timer);
-          clearInterval(watch);
           resolve(handle);
           return;
         }
@@ -163,10 +162,14 @@ function () {
         close();
         reject(new Fail('channel', 'the transfer frame did not load within ' + readyMs + ' ms'));
       }, readyMs);
-      // A page may remove the frame at once: no need to wait it out.
+      // A page may remove the frame, before it loads or while it fetches:
+      // no need to wait it out.
       watch = setInterval(() => {
         if (frame.isConnected) return;
+        const w = waiter;
+        waiter = null;
         close();
+        if (w) w({ err: 'the page removed the transfer frame' });
         reject(new Fail('channel', 'the page removed the transfer frame'));
       }, 50);
       frame.src = url;
