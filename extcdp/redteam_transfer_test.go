@@ -223,3 +223,18 @@ func TestRedTeamTransferChannel(t *testing.T) {
 		t.Errorf("%d transfers stay after their client left", n)
 	}
 }
+
+// TestRedTeamTransferFillsNoDisk: a program with the endpoint's token
+// opens transfers of more bytes than the disk holds and writes them: the
+// relay keeps them in temporary files, so it would fill the person's disk.
+// A transfer that would leave the disk nearly full is refused when it
+// opens, saying why.
+func TestRedTeamTransferFillsNoDisk(t *testing.T) {
+	ctx := newTab(t)
+	for _, size := range []int64{1 << 62, 1 << 50} {
+		_, err := chromedp.Call(ctx, livetabcdp.OpenTransfer, livetabcdp.OpenTransferParams{Direction: livetabcdp.TransferToPage, Size: size})
+		if err == nil || !strings.Contains(err.Error(), "disk") {
+			t.Errorf("a transfer of %d bytes: %v, want a refusal that names the disk", size, err)
+		}
+	}
+}

@@ -47,6 +47,12 @@ var (
 	maxReads = 4
 	// maxTransferRead bounds one Livetab.readTransfer.
 	maxTransferRead int64 = 8 << 20
+	// maxTransferBytes bounds the bytes of the relay's open transfers
+	// together, and diskReserve is what they leave free on the disk of
+	// their temporary files: a program with the endpoint's token must not
+	// fill the person's disk (TestRedTeamTransferFillsNoDisk).
+	maxTransferBytes int64 = 64 << 30
+	diskReserve      int64 = 1 << 30
 )
 
 type transfers struct {
@@ -173,6 +179,16 @@ func (c *Client) openTransfer(p livetabcdp.OpenTransferParams) (*livetabcdp.Open
 	}
 	if n >= maxTransfers {
 		return nil, fmt.Errorf("livetab: this connection has %d transfers open; close one (Livetab.closeTransfer) first", n)
+	}
+	var open int64
+	for _, x := range ts.byID {
+		open += x.size
+	}
+	if p.Size > maxTransferBytes-open {
+		return nil, fmt.Errorf("livetab: a transfer of %d bytes does not fit: the open transfers hold %d of the %d bytes livetab keeps on disk at once; send a smaller file or wait for the others", p.Size, open, maxTransferBytes)
+	}
+	if free := diskFree(os.TempDir()); free >= 0 && p.Size > free-diskReserve-open {
+		return nil, fmt.Errorf("livetab: a transfer of %d bytes would leave the disk of %s nearly full (%d bytes free, %d held for open transfers); free some space or send a smaller file", p.Size, os.TempDir(), free, open)
 	}
 	if err := ts.listen(c.r); err != nil {
 		return nil, err
