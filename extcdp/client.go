@@ -420,7 +420,7 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		c.failErr(m.ID, replySID, attachError(t, err))
 		return
 	}
-	if c.guardUnsafe(m, t, sid, s) {
+	if c.refuseFrame(m, t, sid) || c.guardUnsafe(m, t, sid, s) {
 		return
 	}
 	if sid == "" && m.Method == cdproto.CommandInspectorDisable {

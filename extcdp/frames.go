@@ -1,0 +1,111 @@
+package extcdp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/chromedp/cdproto/target"
+
+	"github.com/livetab/livetab/internal/wire"
+	"github.com/livetab/livetab/policy"
+)
+
+// A frame of another site is a target of its own (an out-of-process
+// iframe), with a session of its own. Its tab is in the client's domains,
+// but the frame need not be: an allowed page may embed any site, and a
+// client may put such a frame in its own page. The extension lets frames
+// load, so that an allowed site's embeds work; through the frame's session
+// the client read the document, loaded with the person's cookies, of a
+// site its policy keeps it from (TestRedTeamFrameOutsideTheDomains). The
+// relay asks Chrome where the frame is before each command on it, as the
+// frame navigates without telling chrome.debugger's client.
+
+// frameFree are the commands on a frame outside the domains that read
+// nothing of it and that a client needs to leave the frame working: one
+// that waits for the debugger, or a request it holds, would stay stuck.
+var frameFree = map[cdproto.MethodType]bool{
+	cdproto.CommandRuntimeRunIfWaitingForDebugger: true,
+	cdproto.CommandFetchContinueRequest:           true,
+	cdproto.CommandFetchContinueResponse:          true,
+	cdproto.CommandFetchContinueWithAuth:          true,
+	cdproto.CommandFetchFailRequest:               true,
+	cdproto.CommandDebuggerResume:                 true,
+}
+
+// frameCheckTimeout bounds the question to Chrome of where a frame is.
+const frameCheckTimeout = 5 * time.Second
+
+// refuseFrame fails a command on the frame session sid of tab t when c's
+// policy names domains and the frame's document is outside them, and
+// reports whether it did.
+func (c *Client) refuseFrame(m *cdproto.Message, t *tab, sid string) bool {
+	if sid == "" || frameFree[m.Method] || strings.HasSuffix(string(m.Method), ".disable") {
+		return false
+	}
+	c.r.mu.Lock()
+	set, domains := c.pol.set, c.pol.domains
+	c.r.mu.Unlock()
+	if !set || len(domains) == 0 {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, frameCheckTimeout)
+	defer cancel()
+	url, err := c.r.frameURL(ctx, t, sid)
+	if err != nil {
+		c.failErr(m.ID, m.SessionID, fmt.Errorf("livetab policy: %s on a frame of tab %d: could not learn where the frame is, so it is not sent; retry: %w", m.Method, t.id, err))
+		return true
+	}
+	if frameAllowed(url, domains) {
+		return false
+	}
+	c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s refused: the frame is at %s, outside the domains livetab may use (%s); its page may show it, but this client may not read or drive it", m.Method, url, strings.Join(domains, ", ")))
+	return true
+}
+
+// frameAllowed reports whether a frame at url is within domains. A frame
+// with no document of a site yet (before its first load, about:, data:)
+// holds nothing of one; a blob: URL is its creator's origin's.
+func frameAllowed(url string, domains []string) bool {
+	if url == "" || strings.HasPrefix(url, "about:") || strings.HasPrefix(url, "data:") {
+		return true
+	}
+	return policy.MatchURL(strings.TrimPrefix(url, "blob:"), domains)
+}
+
+// frameURL asks Chrome for the URL of the frame session sid of t.
+func (r *Relay) frameURL(ctx context.Context, t *tab, sid string) (string, error) {
+	f := &wire.Frame{Method: string(cdproto.CommandTargetGetTargetInfo), TabID: t.id, SessionID: sid, Params: emptyObject}
+	done := make(chan *wire.Frame, 1)
+	var failed error
+	if err := r.b.Go(ctx, f, func(rep *wire.Frame, err error) {
+		if err != nil {
+			failed = err
+			rep = nil
+		}
+		done <- rep
+	}); err != nil {
+		return "", err
+	}
+	rep := <-done
+	if rep == nil {
+		return "", failed
+	}
+	if rep.Error != nil {
+		return "", errors.New(rep.Error.Message)
+	}
+	var res target.GetTargetInfoResult
+	if err := jsonv2.Unmarshal(rep.Result, &res, wire.Options); err != nil || res.TargetInfo == nil {
+		return "", fmt.Errorf("no target info of the frame in Chrome's answer: %v", err)
+	}
+	r.mu.Lock()
+	if ch := r.children[sid]; ch != nil {
+		ch.info.URL, ch.info.Title = res.TargetInfo.URL, res.TargetInfo.Title
+	}
+	r.mu.Unlock()
+	return res.TargetInfo.URL, nil
+}
