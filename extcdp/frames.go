@@ -109,3 +109,85 @@ func (r *Relay) frameURL(ctx context.Context, t *tab, sid string) (string, error
 	r.mu.Unlock()
 	return res.TargetInfo.URL, nil
 }
+
+// The frame's events tell the client as much as its commands would: the
+// loads of its page (Network), its messages (Runtime, Log), its document
+// (Page, DOM). A client held to domains gets none of a frame's events while
+// the frame is outside them, but those that keep the frame from being stuck
+// on it (a request it holds, the end of the session). The frame's URL
+// comes with the events of its document's load, before the document's own.
+
+// frameEventFree are the events of a frame outside the domains still
+// delivered: a paused request must be answered, and a session's end known.
+var frameEventFree = map[cdproto.MethodType]bool{
+	cdproto.EventFetchRequestPaused:              true,
+	cdproto.EventFetchAuthRequired:               true,
+	cdproto.EventInspectorDetached:               true,
+	cdproto.EventInspectorTargetCrashed:          true,
+	cdproto.EventTargetDetachedFromTarget:        true,
+	cdproto.EventRuntimeExecutionContextsCleared: true,
+}
+
+// noteFrameURL keeps the URL of child ch's document from its events.
+// Call with r.mu held.
+func noteFrameURL(ch *child, method cdproto.MethodType, params jsonv2.Value) {
+	var url string
+	switch method {
+	case cdproto.EventPageFrameNavigated:
+		var p struct {
+			Frame struct {
+				ID  string `json:"id"`
+				URL string `json:"url"`
+			} `json:"frame"`
+		}
+		if jsonv2.Unmarshal(params, &p, wire.Options) != nil || p.Frame.ID != string(ch.targetID) {
+			return
+		}
+		url = p.Frame.URL
+	case cdproto.EventNetworkRequestWillBeSent, cdproto.EventNetworkResponseReceived:
+		var p struct {
+			FrameID   string `json:"frameId"`
+			LoaderID  string `json:"loaderId"`
+			RequestID string `json:"requestId"`
+			Type      string `json:"type"`
+			Request   struct {
+				URL string `json:"url"`
+			} `json:"request"`
+			Response struct {
+				URL string `json:"url"`
+			} `json:"response"`
+		}
+		if jsonv2.Unmarshal(params, &p, wire.Options) != nil || p.Type != "Document" || p.FrameID != string(ch.targetID) || p.RequestID != p.LoaderID {
+			return
+		}
+		url = p.Request.URL + p.Response.URL
+	case cdproto.EventRuntimeExecutionContextCreated:
+		var p struct {
+			Context struct {
+				Origin  string `json:"origin"`
+				AuxData struct {
+					FrameID   string `json:"frameId"`
+					IsDefault bool   `json:"isDefault"`
+				} `json:"auxData"`
+			} `json:"context"`
+		}
+		if jsonv2.Unmarshal(params, &p, wire.Options) != nil || !p.Context.AuxData.IsDefault || p.Context.AuxData.FrameID != string(ch.targetID) || p.Context.Origin == "" || p.Context.Origin == "null" {
+			return
+		}
+		url = p.Context.Origin + "/"
+	default:
+		return
+	}
+	if url != "" {
+		ch.info.URL = url
+	}
+}
+
+// hearsFrame reports whether c gets event method of child ch. Call with
+// r.mu held.
+func (c *Client) hearsFrame(ch *child, method cdproto.MethodType) bool {
+	if !c.pol.set || len(c.pol.domains) == 0 || frameEventFree[method] {
+		return true
+	}
+	return frameAllowed(ch.info.URL, c.pol.domains)
+}

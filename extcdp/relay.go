@@ -726,15 +726,17 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 	}
 	// A child's events go to the sessions bound to its target, and, under
 	// the child's own session id, to every client on its tab: that is what
-	// Chrome's flat auto-attach does for Playwright and Puppeteer.
+	// Chrome's flat auto-attach does for Playwright and Puppeteer. A client
+	// held to domains hears nothing of a frame outside them (frames.go).
+	noteFrameURL(c, method, f.Params)
 	for _, s := range c.sessions {
-		if fetchTo(method, holder, s.client) {
+		if fetchTo(method, holder, s.client) && s.client.hearsFrame(c, method) {
 			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
 		}
 	}
 	var done []*Client
 	for _, s := range t.sessions {
-		if !containsClient(done, s.client) && fetchTo(method, holder, s.client) {
+		if !containsClient(done, s.client) && fetchTo(method, holder, s.client) && s.client.hearsFrame(c, method) {
 			done = append(done, s.client)
 			s.client.deliver(&cdproto.Message{SessionID: target.SessionID(c.sid), Method: method, Params: f.Params})
 		}
