@@ -287,6 +287,15 @@ func (c *Client) hasSessionOn(t *tab) bool {
 
 // handle runs one command of a lane.
 func (c *Client) handle(m *cdproto.Message) {
+	if strings.HasPrefix(string(m.Method), extNamespace) {
+		// The extension runs a frame of this namespace as one of its own
+		// operations (close any tab, open one, set a client's rules, list
+		// every tab), not as a CDP command of the frame's tab: passed on
+		// from a session, it skipped every check of the relay
+		// (TestRedTeamExtensionOperationsAsCDP). No CDP domain is named so.
+		c.fail(m.ID, m.SessionID, -32601, fmt.Sprintf("'%s' wasn't found: methods in the %s namespace are the livetab extension's own and no client's; livetab's own commands are the %s domain", m.Method, extNamespace, strings.TrimSuffix(livetabcdp.Domain, ".")))
+		return
+	}
 	if m.SessionID == "" {
 		c.noteCommand(m, 0)
 	}
@@ -336,6 +345,10 @@ func (c *Client) handle(m *cdproto.Message) {
 		c.fail(m.ID, m.SessionID, -32001, fmt.Sprintf("Session with given id not found (%s): the tab was closed or detached; attach again", m.SessionID))
 	}
 }
+
+// extNamespace is the method prefix of the extension's own operations
+// and events on the wire (internal/wire).
+const extNamespace = "ext."
 
 // sessionCommand handles a command on one of the client's sessions.
 func (c *Client) sessionCommand(m *cdproto.Message, s *session) {
