@@ -79,7 +79,26 @@ func frameAllowed(url string, domains []string) bool {
 
 // frameURL asks Chrome for the URL of the frame session sid of t.
 func (r *Relay) frameURL(ctx context.Context, t *tab, sid string) (string, error) {
-	f := &wire.Frame{Method: string(cdproto.CommandTargetGetTargetInfo), TabID: t.id, SessionID: sid, Params: emptyObject}
+	res, err := r.ask(ctx, t, sid, cdproto.CommandTargetGetTargetInfo, emptyObject)
+	if err != nil {
+		return "", err
+	}
+	var info target.GetTargetInfoResult
+	if err := jsonv2.Unmarshal(res, &info, wire.Options); err != nil || info.TargetInfo == nil {
+		return "", fmt.Errorf("no target info of the frame in Chrome's answer: %v", err)
+	}
+	r.mu.Lock()
+	if ch := r.children[sid]; ch != nil {
+		ch.info.URL, ch.info.Title = info.TargetInfo.URL, info.TargetInfo.Title
+	}
+	r.mu.Unlock()
+	return info.TargetInfo.URL, nil
+}
+
+// ask sends a command of the relay's own to tab t (or its child session
+// sid) and returns Chrome's result.
+func (r *Relay) ask(ctx context.Context, t *tab, sid string, method cdproto.MethodType, params jsonv2.Value) (jsonv2.Value, error) {
+	f := &wire.Frame{Method: string(method), TabID: t.id, SessionID: sid, Params: params}
 	done := make(chan *wire.Frame, 1)
 	var failed error
 	if err := r.b.Go(ctx, f, func(rep *wire.Frame, err error) {
@@ -89,25 +108,16 @@ func (r *Relay) frameURL(ctx context.Context, t *tab, sid string) (string, error
 		}
 		done <- rep
 	}); err != nil {
-		return "", err
+		return nil, err
 	}
 	rep := <-done
 	if rep == nil {
-		return "", failed
+		return nil, failed
 	}
 	if rep.Error != nil {
-		return "", errors.New(rep.Error.Message)
+		return nil, errors.New(rep.Error.Message)
 	}
-	var res target.GetTargetInfoResult
-	if err := jsonv2.Unmarshal(rep.Result, &res, wire.Options); err != nil || res.TargetInfo == nil {
-		return "", fmt.Errorf("no target info of the frame in Chrome's answer: %v", err)
-	}
-	r.mu.Lock()
-	if ch := r.children[sid]; ch != nil {
-		ch.info.URL, ch.info.Title = res.TargetInfo.URL, res.TargetInfo.Title
-	}
-	r.mu.Unlock()
-	return res.TargetInfo.URL, nil
+	return rep.Result, nil
 }
 
 // The frame's events tell the client as much as its commands would: the
