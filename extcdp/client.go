@@ -465,7 +465,17 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 	done := func(rep *wire.Frame, err error) {
 		cancel()
 		out := &cdproto.Message{ID: id, SessionID: replySID}
+		refused := ""
+		if s != nil {
+			r.mu.Lock()
+			refused = s.refused
+			r.mu.Unlock()
+		}
 		switch {
+		case refused != "":
+			// The tab left the client's domains before this ran: its result
+			// may be of the page the policy keeps the client from.
+			out.Error = &cdproto.Error{Code: -32000, Message: "livetab policy: the session ended: " + refused}
 		case err != nil:
 			out.Error = &cdproto.Error{Code: -32000, Message: err.Error()}
 		case rep.Error != nil:

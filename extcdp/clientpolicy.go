@@ -310,6 +310,7 @@ func (r *Relay) enforcePolicies(t *tab) {
 		}
 		params, _ := jsonv2.Marshal(map[string]string{"reason": "policy: " + why}, wire.Options)
 		s.client.deliver(&cdproto.Message{SessionID: s.id, Method: cdproto.EventInspectorDetached, Params: params})
+		s.refused = why
 		r.endSession(s)
 		ended = true
 	}

@@ -201,3 +201,37 @@ func (c *Client) hearsFrame(ch *child, method cdproto.MethodType) bool {
 	}
 	return frameAllowed(ch.info.URL, c.pol.domains)
 }
+
+// mainNavigated notes the URL a tab's main frame committed, as Chrome
+// reports it on the tab's attachment, and ends the sessions of the clients
+// whose domains it leaves. The extension's tab update comes later: a
+// history load (the page's history.back(), from the back/forward cache
+// without a request no rule holds) had the client read the page outside
+// its domains before it (TestRedTeamHistoryLeavesTheDomains). The event
+// precedes, on the attachment, the replies of the commands that ran in the
+// new document, so they fail. Only when some client enabled Page there.
+// Call with r.mu held.
+func (r *Relay) mainNavigated(t *tab, params jsonv2.Value) {
+	var p struct {
+		Frame struct {
+			ID       string `json:"id"`
+			ParentID string `json:"parentId"`
+			URL      string `json:"url"`
+			// An error page's URL is Chrome's own; the tab's is the one
+			// that failed, as the extension's tab update says.
+			UnreachableURL string `json:"unreachableUrl"`
+		} `json:"frame"`
+	}
+	if jsonv2.Unmarshal(params, &p, wire.Options) != nil || p.Frame.ParentID != "" || p.Frame.ID != string(t.targetID) {
+		return
+	}
+	url := p.Frame.URL
+	if p.Frame.UnreachableURL != "" {
+		url = p.Frame.UnreachableURL
+	}
+	if url == "" || url == t.info.URL {
+		return
+	}
+	t.info.URL = url
+	r.enforcePolicies(t)
+}

@@ -340,6 +340,9 @@ type session struct {
 	// stopped: the person stopped its tab or its client; its commands
 	// fail with this (person.go). Off its tab's list, it holds nothing.
 	stopped string
+	// refused: the client's policy ended it, the tab having left its
+	// domains; replies still on their way fail with this (frames.go).
+	refused string
 }
 
 func (s *session) targetID() target.ID {
@@ -659,9 +662,14 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 		if c == nil {
 			r.pageCrashed(t)
 		}
-	case cdproto.EventInspectorTargetReloadedAfterCrash, cdproto.EventPageFrameNavigated:
+	case cdproto.EventInspectorTargetReloadedAfterCrash:
 		if c == nil {
 			t.pageBack()
+		}
+	case cdproto.EventPageFrameNavigated:
+		if c == nil {
+			t.pageBack()
+			r.mainNavigated(t, f.Params)
 		}
 	case cdproto.EventPageLifecycleEvent:
 		if c == nil {
