@@ -122,20 +122,40 @@ func (r *Relay) ask(ctx context.Context, t *tab, sid string, method cdproto.Meth
 
 // The frame's events tell the client as much as its commands would: the
 // loads of its page (Network), its messages (Runtime, Log), its document
-// (Page, DOM). A client held to domains gets none of a frame's events while
-// the frame is outside them, but those that keep the frame from being stuck
-// on it (a request it holds, the end of the session). The frame's URL
-// comes with the events of its document's load, before the document's own.
+// (DOM, dialogs, screencasts). A client held to domains gets, of a frame
+// outside them, only the events that say where the frame is in its life,
+// which carry no content of its page: Playwright counts a page loaded when
+// each of its frames is (Page.lifecycleEvent), and a paused request, or a
+// frame of the frame waiting for the debugger, must be let go. The frame's
+// URL comes with the events of its document's load, before the document's
+// own.
 
 // frameEventFree are the events of a frame outside the domains still
-// delivered: a paused request must be answered, and a session's end known.
+// delivered.
 var frameEventFree = map[cdproto.MethodType]bool{
-	cdproto.EventFetchRequestPaused:              true,
-	cdproto.EventFetchAuthRequired:               true,
-	cdproto.EventInspectorDetached:               true,
-	cdproto.EventInspectorTargetCrashed:          true,
-	cdproto.EventTargetDetachedFromTarget:        true,
-	cdproto.EventRuntimeExecutionContextsCleared: true,
+	cdproto.EventTargetAttachedToTarget:            true,
+	cdproto.EventTargetDetachedFromTarget:          true,
+	cdproto.EventTargetTargetInfoChanged:           true,
+	cdproto.EventFetchRequestPaused:                true,
+	cdproto.EventFetchAuthRequired:                 true,
+	cdproto.EventInspectorDetached:                 true,
+	cdproto.EventInspectorTargetCrashed:            true,
+	cdproto.EventInspectorTargetReloadedAfterCrash: true,
+	cdproto.EventRuntimeExecutionContextCreated:    true,
+	cdproto.EventRuntimeExecutionContextDestroyed:  true,
+	cdproto.EventRuntimeExecutionContextsCleared:   true,
+	cdproto.EventPageLifecycleEvent:                true,
+	cdproto.EventPageFrameAttached:                 true,
+	cdproto.EventPageFrameDetached:                 true,
+	cdproto.EventPageFrameNavigated:                true,
+	cdproto.EventPageNavigatedWithinDocument:       true,
+	cdproto.EventPageFrameStartedLoading:           true,
+	cdproto.EventPageFrameStoppedLoading:           true,
+	cdproto.EventPageFrameStartedNavigating:        true,
+	cdproto.EventPageFrameRequestedNavigation:      true,
+	cdproto.EventPageDomContentEventFired:          true,
+	cdproto.EventPageLoadEventFired:                true,
+	cdproto.EventPageDocumentOpened:                true,
 }
 
 // noteFrameURL keeps the URL of child ch's document from its events.
