@@ -27,8 +27,17 @@ import (
 
 // frameFree are the commands on a frame outside the domains that read
 // nothing of it and that a client needs to leave the frame working: one
-// that waits for the debugger, or a request it holds, would stay stuck.
+// that waits for the debugger, or a request it holds, would stay stuck;
+// and those that turn on the events of the frame's life, of which the
+// client gets only those (frameEventFree): Playwright waits for a frame's
+// Page.lifecycleEvent before it counts its page loaded.
 var frameFree = map[cdproto.MethodType]bool{
+	cdproto.CommandPageEnable:                     true,
+	cdproto.CommandPageSetLifecycleEventsEnabled:  true,
+	cdproto.CommandPageGetFrameTree:               true,
+	cdproto.CommandRuntimeEnable:                  true,
+	cdproto.CommandNetworkEnable:                  true,
+	cdproto.CommandTargetSetAutoAttach:            true,
 	cdproto.CommandRuntimeRunIfWaitingForDebugger: true,
 	cdproto.CommandFetchContinueRequest:           true,
 	cdproto.CommandFetchContinueResponse:          true,

@@ -41,6 +41,16 @@ func TestRedTeamFrameOutsideTheDomains(t *testing.T) {
 	if child == "" {
 		t.Fatalf("no child session was announced for the frame")
 	} else {
+		// What turns on the events of the frame's life works: a client
+		// (Playwright) needs them to see its page loaded.
+		for _, m := range []string{"Page.enable", "Page.getFrameTree", "Runtime.enable"} {
+			if _, err := a.call(child, m, nil); err != nil {
+				t.Errorf("%s on the frame outside the domains: %v", m, err)
+			}
+		}
+		if _, err := a.call(child, "Page.setLifecycleEventsEnabled", map[string]any{"enabled": true}); err != nil {
+			t.Errorf("Page.setLifecycleEventsEnabled on the frame outside the domains: %v", err)
+		}
 		res, err := a.call(child, "Runtime.evaluate", map[string]any{"expression": "location.href + ' ' + document.title", "returnByValue": true})
 		t.Logf("the frame's session: %.200s %v", res, err)
 		if strings.Contains(string(res), "outside-secret") {
