@@ -121,3 +121,11 @@ func TestFrameInsideTheDomains(t *testing.T) {
 	}
 	t.Fatalf("the frame's session never showed its page: %s", got)
 }
+
+// TestPlaywrightFrameOutsideTheDomains: unmodified Playwright, held to
+// its domains, loads a page with a frame of another site (it counts the
+// page loaded when each frame is) and cannot read that frame.
+func TestPlaywrightFrameOutsideTheDomains(t *testing.T) {
+	srv, tok := endpoint(t)
+	site.RunClient(t, "playwright-policy.test.js", env.Relay.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok))
+}
