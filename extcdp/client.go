@@ -433,7 +433,7 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		c.failErr(m.ID, replySID, attachError(t, err))
 		return
 	}
-	if c.refuseFrame(m, t, sid) || c.refuseHistoryEntry(m, t, sid) || c.guardUnsafe(m, t, sid, s) {
+	if c.refuseUnwatched(m, t, s) || c.refuseFrame(m, t, sid) || c.refuseHistoryEntry(m, t, sid) || c.guardUnsafe(m, t, sid, s) {
 		return
 	}
 	if sid == "" && m.Method == cdproto.CommandInspectorDisable {

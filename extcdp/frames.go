@@ -264,3 +264,50 @@ func (r *Relay) mainNavigated(t *tab, params jsonv2.Value) {
 	t.info.URL = url
 	r.enforcePolicies(t)
 }
+
+// refuseUnwatched makes sure, before the first command of a session of a
+// client with domains on a tab, that the relay sees the tab's main-frame
+// commits (mainNavigated needs Page on the attachment) and knows where
+// the tab is now: a tab the client opened at an allowed URL that
+// redirected outside, or whose commit came before anyone enabled Page,
+// was read (TestRedTeamNavigateRedirectsOutside). It fails the command
+// when the tab is outside the domains, and reports whether it did.
+func (c *Client) refuseUnwatched(m *cdproto.Message, t *tab, s *session) bool {
+	r := c.r
+	r.mu.Lock()
+	need := s != nil && s.child == nil && !s.watched && c.pol.set && len(c.pol.domains) > 0
+	r.mu.Unlock()
+	if !need {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, frameCheckTimeout)
+	defer cancel()
+	_, err := r.ask(ctx, t, "", cdproto.CommandPageEnable, emptyObject)
+	var res jsonv2.Value
+	if err == nil {
+		res, err = r.ask(ctx, t, "", cdproto.CommandTargetGetTargetInfo, emptyObject)
+	}
+	var info target.GetTargetInfoResult
+	if err == nil {
+		if err = jsonv2.Unmarshal(res, &info, wire.Options); err == nil && info.TargetInfo == nil {
+			err = errors.New("no target info in Chrome's answer")
+		}
+	}
+	if err != nil {
+		c.failErr(m.ID, m.SessionID, fmt.Errorf("livetab policy: %s on tab %d: could not learn where the tab is, so it is not sent; retry: %w", m.Method, t.id, err))
+		return true
+	}
+	r.mu.Lock()
+	s.watched = true
+	if u := info.TargetInfo.URL; u != "" && u != t.info.URL {
+		t.info.URL = u
+		r.enforcePolicies(t)
+	}
+	why := s.refused
+	r.mu.Unlock()
+	if why != "" {
+		c.fail(m.ID, m.SessionID, -32000, "livetab policy: the session ended: "+why)
+		return true
+	}
+	return false
+}

@@ -343,6 +343,9 @@ type session struct {
 	// refused: the client's policy ended it, the tab having left its
 	// domains; replies still on their way fail with this (frames.go).
 	refused string
+	// watched: the relay has turned Page on for this session's tab and
+	// read where the tab is, for a client with domains (frames.go).
+	watched bool
 }
 
 func (s *session) targetID() target.ID {
