@@ -428,6 +428,11 @@ func (c *Client) attachToTarget(ctx context.Context, m *cdproto.Message, sid tar
 	r.mu.Unlock()
 	var t *tab
 	if ch != nil {
+		// A frame is its tab's: the policy that keeps the client off the
+		// tab keeps it off the tab's frames.
+		if c.refuseAttach(m, sid, ch.tab) {
+			return
+		}
 		t = ch.tab
 	} else {
 		var err error

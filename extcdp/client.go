@@ -287,6 +287,15 @@ func (c *Client) hasSessionOn(t *tab) bool {
 
 // handle runs one command of a lane.
 func (c *Client) handle(m *cdproto.Message) {
+	if strings.HasPrefix(string(m.Method), extNamespace) {
+		// The extension runs a frame of this namespace as one of its own
+		// operations (close any tab, open one, set a client's rules, list
+		// every tab), not as a CDP command of the frame's tab: passed on
+		// from a session, it skipped every check of the relay
+		// (TestRedTeamExtensionOperationsAsCDP). No CDP domain is named so.
+		c.fail(m.ID, m.SessionID, -32601, fmt.Sprintf("'%s' wasn't found: methods in the %s namespace are the livetab extension's own and no client's; livetab's own commands are the %s domain", m.Method, extNamespace, strings.TrimSuffix(livetabcdp.Domain, ".")))
+		return
+	}
 	if m.SessionID == "" {
 		c.noteCommand(m, 0)
 	}
@@ -336,6 +345,10 @@ func (c *Client) handle(m *cdproto.Message) {
 		c.fail(m.ID, m.SessionID, -32001, fmt.Sprintf("Session with given id not found (%s): the tab was closed or detached; attach again", m.SessionID))
 	}
 }
+
+// extNamespace is the method prefix of the extension's own operations
+// and events on the wire (internal/wire).
+const extNamespace = "ext."
 
 // sessionCommand handles a command on one of the client's sessions.
 func (c *Client) sessionCommand(m *cdproto.Message, s *session) {
@@ -420,7 +433,7 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		c.failErr(m.ID, replySID, attachError(t, err))
 		return
 	}
-	if c.guardUnsafe(m, t, sid, s) {
+	if c.refuseUnwatched(m, t, s) || c.refuseFrame(m, t, sid) || c.refuseHistoryEntry(m, t, sid) || c.guardUnsafe(m, t, sid, s) {
 		return
 	}
 	if sid == "" && m.Method == cdproto.CommandInspectorDisable {
@@ -465,7 +478,17 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 	done := func(rep *wire.Frame, err error) {
 		cancel()
 		out := &cdproto.Message{ID: id, SessionID: replySID}
+		refused := ""
+		if s != nil {
+			r.mu.Lock()
+			refused = s.refused
+			r.mu.Unlock()
+		}
 		switch {
+		case refused != "":
+			// The tab left the client's domains before this ran: its result
+			// may be of the page the policy keeps the client from.
+			out.Error = &cdproto.Error{Code: -32000, Message: "livetab policy: the session ended: " + refused}
 		case err != nil:
 			out.Error = &cdproto.Error{Code: -32000, Message: err.Error()}
 		case rep.Error != nil:

@@ -310,6 +310,7 @@ func (r *Relay) enforcePolicies(t *tab) {
 		}
 		params, _ := jsonv2.Marshal(map[string]string{"reason": "policy: " + why}, wire.Options)
 		s.client.deliver(&cdproto.Message{SessionID: s.id, Method: cdproto.EventInspectorDetached, Params: params})
+		s.refused = why
 		r.endSession(s)
 		ended = true
 	}
@@ -378,4 +379,54 @@ func (r *Relay) checkPopup(t *tab) {
 	}
 	t.unguarded = true
 	r.b.GoNow(&wire.Frame{Method: wire.Unguard, Params: tabParams(t.id)}, func(*wire.Frame, error) {})
+}
+
+// refuseHistoryEntry fails a Page.navigateToHistoryEntry of c's to an
+// entry outside its domains, and reports whether it did. The tab's history
+// is the person's too (a tab they opened, at an allowed page now, was at
+// other sites before), and a history load is held by no rule of the
+// extension: it may come from the back/forward cache without a request.
+func (c *Client) refuseHistoryEntry(m *cdproto.Message, t *tab, sid string) bool {
+	if m.Method != cdproto.CommandPageNavigateToHistoryEntry {
+		return false
+	}
+	c.r.mu.Lock()
+	set, domains := c.pol.set, c.pol.domains
+	c.r.mu.Unlock()
+	if !set || len(domains) == 0 {
+		return false
+	}
+	var p struct {
+		EntryID int64 `json:"entryId"`
+	}
+	if err := jsonv2.Unmarshal(m.Params, &p, wire.Options); err != nil {
+		c.fail(m.ID, m.SessionID, -32602, fmt.Sprintf("livetab: invalid %s params: %v", m.Method, err))
+		return true
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, frameCheckTimeout)
+	defer cancel()
+	res, err := c.r.ask(ctx, t, sid, cdproto.CommandPageGetNavigationHistory, emptyObject)
+	var h struct {
+		Entries []struct {
+			ID  int64  `json:"id"`
+			URL string `json:"url"`
+		} `json:"entries"`
+	}
+	if err == nil {
+		err = jsonv2.Unmarshal(res, &h, wire.Options)
+	}
+	if err != nil {
+		c.failErr(m.ID, m.SessionID, fmt.Errorf("livetab policy: %s on tab %d: could not read the tab's history to check the entry, so it is not sent; retry: %w", m.Method, t.id, err))
+		return true
+	}
+	for _, e := range h.Entries {
+		if e.ID == p.EntryID {
+			if policy.MatchURL(e.URL, domains) {
+				return false
+			}
+			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s refused: history entry %d of tab %d is at %s, outside the domains livetab may use (%s)", m.Method, p.EntryID, t.id, e.URL, strings.Join(domains, ", ")))
+			return true
+		}
+	}
+	return false // Chrome answers an entry it does not have
 }

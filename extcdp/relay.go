@@ -343,6 +343,12 @@ type session struct {
 	// stopped: the person stopped its tab or its client; its commands
 	// fail with this (person.go). Off its tab's list, it holds nothing.
 	stopped string
+	// refused: the client's policy ended it, the tab having left its
+	// domains; replies still on their way fail with this (frames.go).
+	refused string
+	// watched: the relay has turned Page on for this session's tab and
+	// read where the tab is, for a client with domains (frames.go).
+	watched bool
 }
 
 func (s *session) targetID() target.ID {
@@ -664,11 +670,16 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 		} else {
 			r.frameCrashed(c)
 		}
-	case cdproto.EventInspectorTargetReloadedAfterCrash, cdproto.EventPageFrameNavigated:
+	case cdproto.EventInspectorTargetReloadedAfterCrash:
 		if c == nil {
 			t.pageBack()
 		} else {
 			c.crash.is = false
+		}
+	case cdproto.EventPageFrameNavigated:
+		if c == nil {
+			t.pageBack()
+			r.mainNavigated(t, f.Params)
 		}
 	case cdproto.EventPageLifecycleEvent:
 		if c == nil {
@@ -733,15 +744,17 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 	}
 	// A child's events go to the sessions bound to its target, and, under
 	// the child's own session id, to every client on its tab: that is what
-	// Chrome's flat auto-attach does for Playwright and Puppeteer.
+	// Chrome's flat auto-attach does for Playwright and Puppeteer. A client
+	// held to domains hears nothing of a frame outside them (frames.go).
+	noteFrameURL(c, method, f.Params)
 	for _, s := range c.sessions {
-		if fetchTo(method, holder, s.client) {
+		if fetchTo(method, holder, s.client) && s.client.hearsFrame(c, method) {
 			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
 		}
 	}
 	var done []*Client
 	for _, s := range t.sessions {
-		if !containsClient(done, s.client) && fetchTo(method, holder, s.client) {
+		if !containsClient(done, s.client) && fetchTo(method, holder, s.client) && s.client.hearsFrame(c, method) {
 			done = append(done, s.client)
 			s.client.deliver(&cdproto.Message{SessionID: target.SessionID(c.sid), Method: method, Params: f.Params})
 		}

@@ -693,6 +693,14 @@ function request(sock, f) {
     return;
   }
   if (method.startsWith('ext.')) {
+    // The bridge sends the extension's operations without a tab; a frame
+    // for a tab carries a CDP command of a client, which must never run as
+    // one of these (it closed any tab and rewrote the rules). The relay
+    // refuses them first; this holds should another door pass one on.
+    if (f.tabId !== undefined || f.sessionId !== undefined) {
+      send(sock, errorText(id, { code: METHOD_NOT_FOUND, message: `'${method}' wasn't found: livetab's extension runs its own operations for livetab alone` }));
+      return;
+    }
     const op = ops[method];
     if (!op) {
       send(sock, errorText(id, {
