@@ -304,12 +304,14 @@ func (c *Client) readTransfer(m *cdproto.Message, sid target.SessionID, p liveta
 		return
 	}
 	n := min(max(p.Size, 1), maxTransferRead, x.size-p.Offset)
+	// The read stops counting before its answer goes: a program that
+	// sends its next read on the answer must find the slot free.
+	release := func() {
+		ts.mu.Lock()
+		x.reads--
+		ts.mu.Unlock()
+	}
 	go func() {
-		defer func() {
-			ts.mu.Lock()
-			x.reads--
-			ts.mu.Unlock()
-		}()
 		ctx, cancel := context.WithTimeout(c.ctx, transferTTL)
 		defer cancel()
 		for {
@@ -317,6 +319,7 @@ func (c *Client) readTransfer(m *cdproto.Message, sid target.SessionID, p liveta
 			closed, have, more := x.closed, x.written, x.more
 			ts.mu.Unlock()
 			if closed {
+				release()
 				c.failErr(m.ID, sid, errNoTransfer)
 				return
 			}
@@ -326,15 +329,18 @@ func (c *Client) readTransfer(m *cdproto.Message, sid target.SessionID, p liveta
 			select {
 			case <-more:
 			case <-ctx.Done():
+				release()
 				c.failErr(m.ID, sid, errors.New("livetab: the page posted no more bytes in time"))
 				return
 			}
 		}
 		buf := make([]byte, n)
 		if _, err := x.f.ReadAt(buf, p.Offset); err != nil && !errors.Is(err, io.EOF) {
+			release()
 			c.failErr(m.ID, sid, fmt.Errorf("livetab: reading the transfer: %w", err))
 			return
 		}
+		release()
 		c.reply(m.ID, sid, &livetabcdp.ReadTransferResult{Data: buf, EOF: p.Offset+n == x.size, Total: x.size})
 	}()
 }
