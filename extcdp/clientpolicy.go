@@ -278,13 +278,22 @@ func (c *Client) refuseOthers(m *cdproto.Message, sid target.SessionID, t *tab) 
 	return c.refuseAttach(m, sid, t)
 }
 
+// heldDomains returns the domains c's policy holds it to, or nil when it
+// names none.
+func (c *Client) heldDomains() []string {
+	c.r.mu.Lock()
+	defer c.r.mu.Unlock()
+	if !c.pol.set {
+		return nil
+	}
+	return c.pol.domains
+}
+
 // refuseURL fails a createTarget or Page.navigate to a URL outside c's
 // domains. reply is the session the answer goes to.
 func (c *Client) refuseURL(m *cdproto.Message, reply target.SessionID) bool {
-	c.r.mu.Lock()
-	set, domains := c.pol.set, c.pol.domains
-	c.r.mu.Unlock()
-	if !set || len(domains) == 0 {
+	domains := c.heldDomains()
+	if len(domains) == 0 {
 		return false
 	}
 	var p struct {
@@ -390,10 +399,8 @@ func (c *Client) refuseHistoryEntry(m *cdproto.Message, t *tab, sid string) bool
 	if m.Method != cdproto.CommandPageNavigateToHistoryEntry {
 		return false
 	}
-	c.r.mu.Lock()
-	set, domains := c.pol.set, c.pol.domains
-	c.r.mu.Unlock()
-	if !set || len(domains) == 0 {
+	domains := c.heldDomains()
+	if len(domains) == 0 {
 		return false
 	}
 	var p struct {

@@ -58,10 +58,8 @@ func (c *Client) guardCookies(m *cdproto.Message) bool {
 	default:
 		return false
 	}
-	c.r.mu.Lock()
-	set, domains := c.pol.set, c.pol.domains
-	c.r.mu.Unlock()
-	if !set || len(domains) == 0 {
+	domains := c.heldDomains()
+	if len(domains) == 0 {
 		return false
 	}
 	if err := jsonv2.Unmarshal(m.Params, &p, wire.Options); err != nil {

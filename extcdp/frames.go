@@ -56,10 +56,8 @@ func (c *Client) refuseFrame(m *cdproto.Message, t *tab, sid string) bool {
 	if sid == "" || frameFree[m.Method] || strings.HasSuffix(string(m.Method), ".disable") {
 		return false
 	}
-	c.r.mu.Lock()
-	set, domains := c.pol.set, c.pol.domains
-	c.r.mu.Unlock()
-	if !set || len(domains) == 0 {
+	domains := c.heldDomains()
+	if len(domains) == 0 {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, frameCheckTimeout)
