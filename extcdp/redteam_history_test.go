@@ -34,6 +34,19 @@ func TestRedTeamHistoryLeavesTheDomains(t *testing.T) {
 		cancel()
 
 		a := dialRawTo(t, srv, tok)
+		// The extension's reports of the tab come in order but may lag
+		// under load: one of the secret page, heard after the attach,
+		// would end A's session there (as it must) before the attack.
+		for i := 0; ; i++ {
+			res, err := a.call("", "Target.getTargetInfo", map[string]any{"targetId": person})
+			if err == nil && strings.Contains(string(res), "history-allowed") {
+				break
+			}
+			if i == 100 {
+				t.Fatalf("the relay never heard the person's tab at the allowed page: %s %v", res, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 		a.must("", livetabcdp.CommandSetPolicy, map[string]any{"domains": []string{"127.0.0.1"}})
 		var sid string
 		for range 50 {
