@@ -549,7 +549,7 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 	release, err := c.window(ctx, m.Method)
 	if err != nil {
 		cancel()
-		c.failErr(m.ID, replySID, fmt.Errorf("livetab: %s waited for the client's earlier commands at the extension: %w", m.Method, err))
+		c.failErr(m.ID, replySID, fmt.Errorf("livetab: %s waited for this client's earlier commands at the extension (%d at once at most): send fewer at once, or free the page they wait on (a dialog, a paused debugger): %w", m.Method, extWindow, err))
 		return
 	}
 	next := done

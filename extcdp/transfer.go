@@ -330,7 +330,7 @@ func (c *Client) readTransfer(m *cdproto.Message, sid target.SessionID, p liveta
 			case <-more:
 			case <-ctx.Done():
 				release()
-				c.failErr(m.ID, sid, errors.New("livetab: the page posted no more bytes in time"))
+				c.failErr(m.ID, sid, errors.New("livetab: the page posted no more bytes in time: its post stopped or never started (was the transfer frame removed?); close the transfer and capture again"))
 				return
 			}
 		}
