@@ -178,12 +178,17 @@ func (a *action) viewportShot(params cdppage.CaptureScreenshotParams) ([]byte, e
 		if err != nil {
 			return nil, err
 		}
-		if pi.VW > pi.OW || pi.VH > pi.OH {
-			a.t.mu.Lock()
-			fresh := a.t.warmSeq != a.t.navSeq+1
-			a.t.warmSeq = a.t.navSeq + 1
-			a.t.mu.Unlock()
-			if fresh {
+		a.t.mu.Lock()
+		fresh := a.t.warmSeq != a.t.navSeq+1
+		a.t.warmSeq = a.t.navSeq + 1
+		a.t.mu.Unlock()
+		if fresh {
+			// The first capture of a document: a navigation returns once
+			// the page is quiet, which can be before Chrome has drawn it
+			// under the debugging bar (the capture came out with the top
+			// repeated at the bottom, 3 loads in 4).
+			a.painted(a.t.libs.main)
+			if pi.VW > pi.OW || pi.VH > pi.OH {
 				a.warmUp(pi)
 			}
 		}
