@@ -167,6 +167,8 @@ var cdpSeeds = []string{
 		`{"id":2,"method":"Livetab.readTransfer","params":{"transfer":"","size":9223372036854775807}}`,
 	`{"id":1,"method":"Livetab.openTransfer","params":{"direction":"sideways","size":-5}}` + "\n" +
 		`{"id":2,"method":"Livetab.closeTransfer","params":{"transfer":7}}`,
+	`{"id":1,"method":"Livetab.openTransfer","params":{"direction":"fromPage","size":3,"path":"/etc/passwd"}}` + "\n" +
+		`{"id":2,"method":"Livetab.transferFile","params":{"transfer":"../x","offset":-1}}`,
 	`{"id":1,"method":"Browser.setDownloadBehavior","params":{"behavior":"allow","downloadPath":"/tmp"}}`,
 	`{"id":1,"method":"Browser.close"}`,
 	`{"id":1,"method":"Foo.bar","params":{"a":[1,2,{"b":null}]}}`,
@@ -408,6 +410,7 @@ func FuzzClientCommand(f *testing.F) {
 	f.Add(uint8(1), int64(5), "Livetab.openTransfer", "$0", []byte(`{"direction":"toPage","size":3}`))
 	f.Add(uint8(1), int64(5), "Livetab.writeTransfer", "$0", []byte(`{"transfer":"x","offset":-1,"data":"AAAA"}`))
 	f.Add(uint8(1), int64(5), "Livetab.readTransfer", "$0", []byte(`{"transfer":"x","offset":9223372036854775807,"size":-1}`))
+	f.Add(uint8(1), int64(5), "Livetab.transferFile", "$0", []byte(`{"transfer":"x","offset":9223372036854775807}`))
 	f.Add(uint8(1), int64(6), "Runtime.enable", "NOPE", []byte(`null`))
 	f.Add(uint8(15), int64(1), "Browser.close", "$0", []byte(``))
 	f.Fuzz(func(t *testing.T, setup uint8, id int64, method, sid string, params []byte) {

@@ -105,7 +105,7 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 		c.setPolicy(ctx, m, sid)
 	case livetabcdp.CommandDownloadBlob:
 		c.downloadBlob(ctx, m, sid)
-	case livetabcdp.CommandOpenTransfer, livetabcdp.CommandWriteTransfer, livetabcdp.CommandReadTransfer, livetabcdp.CommandCloseTransfer:
+	case livetabcdp.CommandOpenTransfer, livetabcdp.CommandWriteTransfer, livetabcdp.CommandReadTransfer, livetabcdp.CommandCloseTransfer, livetabcdp.CommandTransferFile:
 		c.transferCommand(m, sid)
 	case livetabcdp.CommandSetClientName:
 		var p livetabcdp.SetClientNameParams

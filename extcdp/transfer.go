@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -59,6 +60,7 @@ type transfers struct {
 	mu   sync.Mutex
 	srv  *http.Server
 	base string // http://127.0.0.1:port + transferPath, once listening
+	dir  string // the private directory of the files of transfers from the page, once made
 	byID map[string]*transfer
 	done bool // the relay closed
 }
@@ -70,6 +72,7 @@ type transfer struct {
 	size   int64
 	f      *os.File
 	path   string // the file's name while it still has one
+	named  bool   // the file keeps its name until the transfer ends (a transfer from the page)
 	// Under transfers.mu:
 	written int64           // the bytes from 0 on that have arrived
 	ahead   map[int64]int64 // writes past written: offset -> end
@@ -139,6 +142,12 @@ func (c *Client) transferCommand(m *cdproto.Message, sid target.SessionID) bool 
 			return true
 		}
 		c.readTransfer(m, sid, p)
+	case livetabcdp.CommandTransferFile:
+		var p livetabcdp.TransferFileParams
+		if !c.params(m, sid, &p) {
+			return true
+		}
+		c.transferFile(m, sid, p)
 	case livetabcdp.CommandCloseTransfer:
 		var p livetabcdp.CloseTransferParams
 		if !c.params(m, sid, &p) {
@@ -193,19 +202,43 @@ func (c *Client) openTransfer(p livetabcdp.OpenTransferParams) (*livetabcdp.Open
 	if err := ts.listen(c.r); err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp("", "livetab-transfer-")
+	id := newTransferID()
+	if p.Direction == livetabcdp.TransferToPage {
+		f, err := os.CreateTemp("", "livetab-transfer-")
+		if err != nil {
+			return nil, fmt.Errorf("livetab: a temporary file for the transfer: %w", err)
+		}
+		// Unlinked at once: the bytes live as long as the descriptor, and
+		// no crash or cancel leaves a file behind. (Where a file cannot be
+		// removed while open, it is removed at close.)
+		path := ""
+		if os.Remove(f.Name()) != nil {
+			path = f.Name()
+		}
+		x := &transfer{id: id, owner: c, toPage: true, size: p.Size, f: f, path: path,
+			expires: time.Now().Add(transferTTL), more: make(chan struct{})}
+		return ts.add(x, ext), nil
+	}
+	// A transfer from the page keeps a name, in a directory only this
+	// user may open, for Livetab.transferFile: a program on this machine
+	// reads the file itself rather than every byte as base64. The name
+	// comes from the token, never from the page or a client.
+	dir, err := ts.privateDir()
 	if err != nil {
-		return nil, fmt.Errorf("livetab: a temporary file for the transfer: %w", err)
+		return nil, err
 	}
-	// Unlinked at once: the bytes live as long as the descriptor, and no
-	// crash or cancel leaves a file behind. (Where a file cannot be
-	// removed while open, it is removed at close.)
-	path := ""
-	if os.Remove(f.Name()) != nil {
-		path = f.Name()
+	path := filepath.Join(dir, livetabcdp.TransferFileName(id))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("livetab: a file for the transfer in %s: %w", dir, err)
 	}
-	x := &transfer{id: newTransferID(), owner: c, toPage: p.Direction == livetabcdp.TransferToPage, size: p.Size, f: f, path: path,
+	x := &transfer{id: id, owner: c, size: p.Size, f: f, path: path, named: true,
 		expires: time.Now().Add(transferTTL), more: make(chan struct{})}
+	return ts.add(x, ext), nil
+}
+
+// add registers x and answers its opening. Call with ts.mu held.
+func (ts *transfers) add(x *transfer, ext string) *livetabcdp.OpenTransferResult {
 	if ts.byID == nil {
 		ts.byID = map[string]*transfer{}
 	}
@@ -214,7 +247,26 @@ func (c *Client) openTransfer(p livetabcdp.OpenTransferParams) (*livetabcdp.Open
 		Transfer: x.id,
 		FrameURL: "chrome-extension://" + ext + "/transfer.html#" + ts.base + x.id,
 		Expires:  transferTTL.Milliseconds(),
-	}, nil
+	}
+}
+
+// privateDir makes, once, the directory of the files of transfers from the
+// page: mode 0700, so that no other user of the machine may list or open
+// them. Call with ts.mu held.
+func (ts *transfers) privateDir() (string, error) {
+	if ts.dir != "" {
+		return ts.dir, nil
+	}
+	d, err := os.MkdirTemp("", "livetab-transfers-")
+	if err != nil {
+		return "", fmt.Errorf("livetab: a private directory for transfers: %w", err)
+	}
+	if err := os.Chmod(d, 0o700); err != nil {
+		os.Remove(d)
+		return "", fmt.Errorf("livetab: a private directory for transfers: %w", err)
+	}
+	ts.dir = d
+	return d, nil
 }
 
 // mine returns c's open transfer id. Call with ts.mu held.
@@ -345,6 +397,61 @@ func (c *Client) readTransfer(m *cdproto.Message, sid target.SessionID, p liveta
 	}()
 }
 
+// transferFile answers the path of the file of c's transfer from the page
+// and how many of its bytes arrived, once more than p.Offset have (or all):
+// off the client's lane, as readTransfer. Only the owner learns the path.
+func (c *Client) transferFile(m *cdproto.Message, sid target.SessionID, p livetabcdp.TransferFileParams) {
+	ts := &c.r.transfers
+	ts.mu.Lock()
+	x, err := ts.mine(c, p.Transfer)
+	if err == nil && (x.toPage || !x.named) {
+		err = errors.New("livetab: only a transfer from the page has a file to read; write this one (Livetab.writeTransfer)")
+	}
+	if err == nil && (p.Offset < 0 || p.Offset > x.size) {
+		err = fmt.Errorf("livetab: offset %d is outside the transfer's %d bytes", p.Offset, x.size)
+	}
+	if err == nil && x.reads >= maxReads {
+		err = fmt.Errorf("livetab: %d reads of the transfer are in flight; wait for their answers", x.reads)
+	}
+	if err == nil {
+		x.reads++
+	}
+	ts.mu.Unlock()
+	if err != nil {
+		c.failErr(m.ID, sid, err)
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(c.ctx, transferTTL)
+		defer cancel()
+		for {
+			ts.mu.Lock()
+			closed, have, more := x.closed, x.written, x.more
+			if closed || have > p.Offset || have == x.size {
+				x.reads--
+			}
+			ts.mu.Unlock()
+			if closed {
+				c.failErr(m.ID, sid, errNoTransfer)
+				return
+			}
+			if have > p.Offset || have == x.size {
+				c.reply(m.ID, sid, &livetabcdp.TransferFileResult{Path: x.path, Written: have, Total: x.size})
+				return
+			}
+			select {
+			case <-more:
+			case <-ctx.Done():
+				ts.mu.Lock()
+				x.reads--
+				ts.mu.Unlock()
+				c.failErr(m.ID, sid, errors.New("livetab: the page posted no more bytes in time: its post stopped or never started (was the transfer frame removed?); close the transfer and capture again"))
+				return
+			}
+		}
+	}()
+}
+
 // closeTransfer ends c's transfer id, if c has it.
 func (r *Relay) closeTransfer(c *Client, id string) {
 	ts := &r.transfers
@@ -385,6 +492,10 @@ func (r *Relay) closeTransfers(c *Client) {
 	if c == nil {
 		ts.done = true
 		srv, ts.srv = ts.srv, nil
+		if ts.dir != "" {
+			os.RemoveAll(ts.dir)
+			ts.dir = ""
+		}
 	}
 	ts.mu.Unlock()
 	if srv != nil {

@@ -44,6 +44,7 @@ const (
 	CommandWriteTransfer = "Livetab.writeTransfer"
 	CommandReadTransfer  = "Livetab.readTransfer"
 	CommandCloseTransfer = "Livetab.closeTransfer"
+	CommandTransferFile  = "Livetab.transferFile"
 
 	EventPausedChanged = "Livetab.pausedChanged"
 )

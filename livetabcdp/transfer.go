@@ -1,6 +1,11 @@
 package livetabcdp
 
-import "github.com/chromedp/cdproto/cdp"
+import (
+	"crypto/sha256"
+	"encoding/base64"
+
+	"github.com/chromedp/cdproto/cdp"
+)
 
 // A transfer moves one file's bytes between the calling program and a page
 // without making them a CDP or JavaScript string: the relay, on the
@@ -90,3 +95,41 @@ type CloseTransferParams struct {
 // CloseTransfer ends a transfer: its token is spent, a fetch or post in
 // progress is cut, and its bytes are removed.
 var CloseTransfer = cdp.Command[CloseTransferParams, cdp.Empty]{Method: CommandCloseTransfer}
+
+// TransferFileParams are the params of Livetab.transferFile.
+type TransferFileParams struct {
+	Transfer string `json:"transfer"`
+	// Offset is how many bytes the program has: the answer waits until
+	// the page posted more than that, or all of them.
+	Offset int64 `json:"offset"`
+}
+
+// TransferFileResult is the result of Livetab.transferFile.
+type TransferFileResult struct {
+	// Path is the file on the browser's machine that holds the bytes the
+	// page posts, in a directory only the browser's user may open; its
+	// name is TransferFileName(transfer).
+	Path string `json:"path"`
+	// Written is how many bytes from the start of the file are there.
+	Written int64 `json:"written"`
+	// Total is the size of the file the page posts.
+	Total int64 `json:"total"`
+}
+
+// TransferFile answers, to the program that opened a TransferFromPage
+// transfer only, the path of the file the relay keeps its bytes in and how
+// many have arrived, once more than Offset have. A program on the
+// browser's machine reads the file itself instead of Livetab.readTransfer,
+// sparing the base64 of every byte; one that cannot open it (on another
+// machine, behind livetab serve) reads as before. The file goes when the
+// transfer is closed: a program that opened it keeps reading what it
+// opened.
+var TransferFile = cdp.Command[TransferFileParams, TransferFileResult]{Method: CommandTransferFile}
+
+// TransferFileName is the name of the file of a transfer from the page:
+// derived from the transfer's token, so that the program can tell the file
+// is the one of its transfer, without the name giving the token away.
+func TransferFileName(transfer string) string {
+	h := sha256.Sum256([]byte("livetab transfer file\x00" + transfer))
+	return "livetab-transfer-" + base64.RawURLEncoding.EncodeToString(h[:])
+}
