@@ -16,11 +16,14 @@ import (
 )
 
 // RungChannel: through livetab, the extension's transfer page, framed into
-// the tab, posts the blob to the relay over loopback, and Go reads it from
-// the relay (Livetab.readTransfer), which between two Go programs costs
-// far less than Chrome's own base64 of IO.read, and than the download
-// Chrome makes for chrome.downloads
-// (docs/decisions/2026-11-25-a-transfer-channel-past-cdp.md).
+// the tab, posts the blob to the relay over loopback, and Go reads the
+// relay's file of it as it arrives (Livetab.transferFile) when on the
+// browser's machine, else from the relay (Livetab.readTransfer), which
+// between two Go programs costs far less than Chrome's own base64 of
+// IO.read. Chrome's post of the blob is slower than its download of it, so
+// the channel comes after RungSave
+// (docs/decisions/2026-11-25-a-transfer-channel-past-cdp.md,
+// docs/decisions/2026-11-27-capture-reads-the-transfer-file-by-path.md).
 
 // FrameReady bounds the wait for the transfer frame to load; a page that
 // keeps it from loading gets the next rung.
