@@ -23,9 +23,12 @@ import (
 
 // The transfer channel (livetabcdp's Livetab.*Transfer methods) moves a
 // file's bytes between a client and a page past CDP: the relay keeps them
-// in an unlinked temporary file and serves them on 127.0.0.1 to the
-// extension's sandboxed transfer page, which the client's in-page script
-// frames into the tab and which hands the page a Blob by postMessage.
+// in a temporary file (unlinked for a transfer to the page; for one from
+// the page, named in a directory of this user alone until it ends, so that
+// its owner may read it by path: Livetab.transferFile) and serves them on
+// 127.0.0.1 to the extension's sandboxed transfer page, which the client's
+// in-page script frames into the tab and which hands the page a Blob by
+// postMessage.
 // Hostile pages can frame that page too, with any URL, so everything rests
 // on the token in the URL: 32 random bytes, one request each, within
 // transferTTL, and only for a request whose Origin is the opaque one of a

@@ -15,7 +15,9 @@ import (
 // a Blob by postMessage, or posts the page's Blob there. The caller streams
 // the bytes to the relay (Livetab.writeTransfer) or reads them back
 // (Livetab.readTransfer) over its CDP connection, which between two Go
-// programs costs far less than Chrome's own conversion of CDP strings.
+// programs costs far less than Chrome's own conversion of CDP strings; a
+// program on the browser's machine reads a page's bytes from the relay's
+// file instead (Livetab.transferFile).
 //
 // The frame's URL holds a single-use token: the relay serves one request
 // for it, to the transfer page only, before it expires. Only the client
