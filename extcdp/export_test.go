@@ -87,3 +87,7 @@ func (r *Relay) Transfers() int {
 	defer r.transfers.mu.Unlock()
 	return len(r.transfers.byID)
 }
+
+// SweepStaleTransfers removes from dir the transfer directories of relays
+// that are gone, as the relay does before making its own.
+func SweepStaleTransfers(dir string) { sweepStaleTransfers(dir) }

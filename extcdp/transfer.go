@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -255,12 +256,20 @@ func (ts *transfers) add(x *transfer, ext string) *livetabcdp.OpenTransferResult
 
 // privateDir makes, once, the directory of the files of transfers from the
 // page: mode 0700, so that no other user of the machine may list or open
-// them. Call with ts.mu held.
+// them; named with the relay's process id, so that the next relay can tell
+// it from the directory of a relay that is gone (sweepStaleTransfers).
+// Call with ts.mu held.
 func (ts *transfers) privateDir() (string, error) {
 	if ts.dir != "" {
-		return ts.dir, nil
+		// A cleaner of the temporary directory (systemd-tmpfiles, or a
+		// relay in another pid namespace taking this one for gone) may
+		// have removed it: then a new one.
+		if fi, err := os.Lstat(ts.dir); err == nil && fi.IsDir() {
+			return ts.dir, nil
+		}
 	}
-	d, err := os.MkdirTemp("", "livetab-transfers-")
+	sweepStaleTransfers(os.TempDir())
+	d, err := os.MkdirTemp("", transferDirPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return "", fmt.Errorf("livetab: a private directory for transfers: %w", err)
 	}
