@@ -115,7 +115,7 @@ func (c *Content) page(all []rune, off, max int) {
 	c.Text = string(all[c.Offset:end])
 }
 
-// String is the content in a page-content block, ready for a model.
+// String is the content in a page block, ready for a model.
 func (c *Content) String() string {
 	s := fmt.Sprintf("url: %s\ntitle: %s\n\n%s", c.URL, strconv.Quote(c.Title), c.Text)
 	out := wrapUntrusted(s) + "\n"

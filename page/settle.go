@@ -28,6 +28,11 @@ func WithSettle(max, quiet time.Duration) Option {
 	}
 }
 
+// SettleNote tells a model what an action's "settled in" means. The
+// results do not repeat it: a program that gives them to a model says it
+// once, in its instructions (agent.Instructions does).
+const SettleNote = `An action waits (at most a second by default) until the page settled: a navigation it started loaded, no request in flight, the DOM quiet. "settled in 80ms" says all of these held; "not settled after 1s: ..." says what did not. Then it lists what changed (+ added, - removed, ~ value, ! live region or alert, # heading) or says "nothing changed".`
+
 // watch starts recording what the action changes in the main document.
 func (a *action) watch() {
 	if a.t.p.cfg.settleMax <= 0 || a.dialogOpen() {
@@ -140,18 +145,12 @@ func (a *action) quietDown() string {
 		}
 	}
 	took := time.Since(start).Round(time.Millisecond)
-	var what []string
-	if a.navigated() {
-		what = append(what, "load")
-	}
 	n := inflight()
-	if n == 0 && netCalm {
-		what = append(what, "network idle")
-	}
 	var msg string
 	if domQuiet && netCalm && n == 0 {
-		what = append(what, "DOM quiet")
-		msg = fmt.Sprintf("settled in %v (%s)", took, strings.Join(what, ", "))
+		// What settled means is said once, in SettleNote: every result
+		// would say the same three things.
+		msg = fmt.Sprintf("settled in %v", took)
 	} else {
 		var busy []string
 		if !domQuiet {
@@ -168,7 +167,7 @@ func (a *action) quietDown() string {
 		var lines []string
 		if err := a.call(t.libs.main, "changes", &lines, maxChanges); err == nil {
 			if len(lines) == 0 {
-				msg += "; nothing on the page changed"
+				msg += "; nothing changed"
 			} else {
 				msg += "; changes:\n" + wrapUntrusted(strings.Join(lines, "\n"))
 			}

@@ -773,7 +773,9 @@
     const tag = el.localName;
     const role = roleOf(el, tag) || tag;
     const n = cut(accName(el, tag, role), 60);
-    return n ? role + ' "' + n + '"' : role;
+    // Quoted as JSON: a name that holds a quote cannot end its quotes and
+    // go on as livetab's text where a result shows it unfenced.
+    return n ? role + ' ' + JSON.stringify(n) : role;
   }
 
   function fullyInView(el) {
