@@ -46,6 +46,7 @@ type quietState struct {
 	Imgs    int  `json:"imgs"`    // images added that are loading
 	Frames  int  `json:"frames"`  // frames drawn since the last change (at most 3 counted)
 	Changed bool `json:"changed"` // the document changed since the watch began
+	Fixed   bool `json:"fixed"`   // the parsed document has nothing that runs: it cannot change by itself
 }
 
 // settleFrames is how many frames a page that reacted must draw with no
@@ -63,7 +64,9 @@ const settleFrames = 2
 // ran its course. A response counts as a change: the page goes on from
 // it. A page that shows no reaction yet may have one on a timer, so it
 // gets the whole quiet time; so does a page that draws no frames (a
-// background tab).
+// background tab). A document with nothing in it that runs (no script,
+// handler, frame or refresh: a static article) needs only the short
+// quiet, frames or not.
 func (a *action) quietDown() string {
 	cfg := &a.t.p.cfg
 	if cfg.settleMax <= 0 || a.ctx.Err() != nil || a.dialogOpen() {
@@ -112,7 +115,10 @@ func (a *action) quietDown() string {
 		need := cfg.settleQuiet + late
 		since := time.Duration(q.Since) * time.Millisecond
 		short := cfg.settleQuiet / 5
-		if q.Frames >= settleFrames && (q.Changed || a.reacted()) {
+		reacting := q.Changed || a.reacted()
+		// A document with nothing that runs has nothing scheduled for a
+		// frame: its quiet since the parse is enough.
+		if q.Fixed || q.Frames >= settleFrames && reacting {
 			need = min(need, short+late)
 		}
 		domQuiet = since >= need && q.Imgs == 0
@@ -128,13 +134,16 @@ func (a *action) quietDown() string {
 		}
 		// Frames come every 16 ms or so: a page that reacted is looked at
 		// again within half a frame, to see its second one soon after it
-		// came; one that did not, at a gentler pace.
+		// came, also while its quiet is long enough and only frames are
+		// missing; one that did not, at a gentler pace.
 		wait := 15 * time.Millisecond
-		if q.Changed || a.reacted() {
+		target := need
+		if reacting {
 			wait = 8 * time.Millisecond
+			target = min(need, short+late)
 		}
-		if since < need {
-			wait = min(max(need-since, wait), 15*time.Millisecond)
+		if since < target {
+			wait = min(max(target-since, wait), 15*time.Millisecond)
 		}
 		timer := time.NewTimer(min(wait, left))
 		select {

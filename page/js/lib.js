@@ -1050,7 +1050,7 @@
   // result can say so without another snapshot, and when the page went
   // quiet. Only the document's own tree is observed: shadow roots and
   // frames are not.
-  /** @typedef {{mo: MutationObserver, last: number, start: number, added: Set<Element>, removed: Map<Element, string>, regions: Set<Element>, heads: Set<Element>, values: Map<Element, string>, imgs: Set<HTMLImageElement>, frames: number, ticking: boolean, changed: boolean, po: PerformanceObserver | null}} Watch */
+  /** @typedef {{mo: MutationObserver, last: number, start: number, added: Set<Element>, removed: Map<Element, string>, regions: Set<Element>, heads: Set<Element>, values: Map<Element, string>, imgs: Set<HTMLImageElement>, frames: number, ticking: boolean, changed: boolean, po: PerformanceObserver | null, fixed: boolean | null}} Watch */
   /** @type {Watch | null} */
   let watcher = null;
 
@@ -1091,7 +1091,7 @@
     const w = {
       mo: new MutationObserver((recs) => note(w, recs)), last: now, start: now,
       added: new Set(), removed: new Map(), regions: new Set(), heads: new Set(),
-      values: new Map(), imgs: new Set(), frames: 0, ticking: false, changed: false, po: null,
+      values: new Map(), imgs: new Set(), frames: 0, ticking: false, changed: false, po: null, fixed: null,
     };
     let n = 0;
     for (const el of document.querySelectorAll(FIELDS)) {
@@ -1199,7 +1199,24 @@
     // Ask for a frame: Chromium runs idle-time work (a canvas's toBlob,
     // requestIdleCallback) after frames, and an idle page draws none.
     requestAnimationFrame(() => {});
-    return { since: Math.round(now - w.last), imgs, frames: w.frames, changed: w.changed };
+    if (w.fixed == null && document.readyState !== 'loading') w.fixed = fixedDoc();
+    return { since: Math.round(now - w.last), imgs, frames: w.frames, changed: w.changed, fixed: !!w.fixed };
+  }
+
+  // fixedDoc says whether the parsed document can change by itself: it
+  // cannot when nothing in it runs — no script (in the page or a shadow
+  // root), no inline event handler, no frame or plugin (a same-origin
+  // frame can reach it), no refresh. Such a page is quiet once its parse
+  // ended a moment ago; frames drawn tell nothing more. A big page is not
+  // looked through.
+  function fixedDoc() {
+    const d = document;
+    if (d.querySelector('script,iframe,frame,object,embed,meta[http-equiv="refresh" i]')) return false;
+    if (d.evaluate('count(//@*[starts-with(name(), "on")])', d, null, XPathResult.NUMBER_TYPE, null).numberValue) return false;
+    const all = d.getElementsByTagName('*');
+    if (all.length > 5000) return false;
+    for (const el of all) if (el.shadowRoot) return false;
+    return true;
   }
 
   // changes ends the watch and says what it saw, at most max lines.
