@@ -47,6 +47,12 @@ type quietState struct {
 	Frames  int  `json:"frames"`  // frames drawn since the last change (at most 3 counted)
 	Changed bool `json:"changed"` // the document changed since the watch began
 	Fixed   bool `json:"fixed"`   // the parsed document has nothing that runs: it cannot change by itself
+	// NetFrames is how many frames were drawn since the last response
+	// ended (at most 4).
+	NetFrames int `json:"netFrames"`
+
+	URL   string `json:"url"` // where the document is, at the look
+	Title string `json:"title"`
 }
 
 // settleFrames is how many frames a page that reacted must draw with no
@@ -75,6 +81,7 @@ func (a *action) quietDown() string {
 	t := a.t
 	start := time.Now()
 	deadline := start.Add(cfg.settleMax)
+	a.lastQuiet = nil
 	domQuiet, netCalm := false, false
 	inflight := func() int {
 		t.mu.Lock()
@@ -103,13 +110,19 @@ func (a *action) quietDown() string {
 			}
 		}
 		var q quietState
-		if err := a.call(t.libs.main, "quietState", &q, ago); err != nil {
+		t.mu.Lock()
+		seq := t.navSeq
+		t.mu.Unlock()
+		netAgo := netQuiet()
+		if err := a.call(t.libs.main, "quietState", &q, ago, netAgo.Milliseconds()); err != nil {
+			a.lastQuiet = nil
 			if a.ctx.Err() != nil || a.dialogOpen() {
 				return ""
 			}
 			domQuiet = false
 			break
 		}
+		a.lastQuiet, a.lastQuietSeq = &q, seq
 		slowest = max(slowest, time.Since(t0))
 		late := 2 * max(slowest-10*time.Millisecond, 0)
 		need := cfg.settleQuiet + late
@@ -123,8 +136,12 @@ func (a *action) quietDown() string {
 		}
 		domQuiet = since >= need && q.Imgs == 0
 		// A response the page got starts its next step: the quiet counts
-		// from there too.
-		netCalm = netQuiet() >= short
+		// from there too, and so do the frames of a page that reacted
+		// (what the response's handler put off to its next frame ran by
+		// the second), unless the whole quiet passed or nothing in the
+		// page runs.
+		nq := netQuiet()
+		netCalm = nq >= short && (!reacting || q.Fixed || q.NetFrames >= settleFrames || nq >= cfg.settleQuiet+late)
 		if domQuiet && netCalm && inflight() == 0 {
 			break
 		}
@@ -183,6 +200,28 @@ func (a *action) quietDown() string {
 		}
 	}
 	return msg
+}
+
+// settledWhere settles the page now, when the action settles, and says
+// where the tab is from the settling's last look at it: no other round
+// trip, and the title a page sets once loaded shows. Without settling it
+// asks the page.
+func (a *action) settledWhere() string {
+	if a.settles && a.settled == nil {
+		msg := a.quietDown()
+		a.settled = &msg
+		if q := a.lastQuiet; q != nil && !a.leftLastQuiet() {
+			return "now at " + wrapUntrusted(fmt.Sprintf("url: %s\ntitle: %q", q.URL, q.Title))
+		}
+	}
+	return a.where()
+}
+
+// leftLastQuiet says whether the tab left the document of the last look.
+func (a *action) leftLastQuiet() bool {
+	a.t.mu.Lock()
+	defer a.t.mu.Unlock()
+	return a.lastQuietSeq != a.t.navSeq
 }
 
 // watchedDoc says whether the tab's document is the one a navigation of

@@ -282,14 +282,16 @@ addEventListener('load', async () => {
     b.textContent = text;
     document.body.append(b);
     st.textContent = 'Ready';
+    document.title = 'Late: ' + text;
   });
 });
 </script></body></html>`
 
 // A navigation returns once the new page settled, not at its load event:
 // what the page renders from a request it sends after loading is in the
-// snapshot taken right after. The document is watched from its start, so
-// a page that was quiet while loading is not waited for again.
+// snapshot taken right after, and the title it sets then is the one the
+// result says. The document is watched from its start, so a page that was
+// quiet while loading is not waited for again.
 func TestMCPNavigateSettlesAfterLoad(t *testing.T) {
 	onBothBackends(t, func(t *testing.T, h *home, args []string) {
 		mux := http.NewServeMux()
@@ -303,7 +305,7 @@ func TestMCPNavigateSettlesAfterLoad(t *testing.T) {
 		c := startMCP(t, h, nil, append(args, "--allow-domain", "127.0.0.1")...)
 		for i := range 3 {
 			out, _ := c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/late"})
-			if !regexp.MustCompile(`; settled in [\d.]+m?s$`).MatchString(out) {
+			if !regexp.MustCompile(`\ntitle: "Late: Rendered late"\n</page id=[0-9a-f]{6}>; settled in [\d.]+m?s$`).MatchString(out) {
 				t.Errorf("navigation %d: %s", i+1, out)
 			}
 			snap, _ := c.ok(t, "browser_snapshot", nil)
