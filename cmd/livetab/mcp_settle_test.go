@@ -354,3 +354,40 @@ func TestMCPNavigateStaticPage(t *testing.T) {
 		}
 	})
 }
+
+// vanishingPage removes its file input when asked.
+const vanishingPage = `<!doctype html><html><head><meta charset="utf-8"><title>Vanishing</title></head><body>
+<label>Report <input id="f" type="file" onchange="fetch('/got', {method: 'POST', body: f.files[0]})"></label>
+<button onclick="f.parentElement.remove()">Remove it</button>
+</body></html>`
+
+// An upload to an element the page removed since the snapshot fails and
+// says why, and nothing reaches the server; to a selector, it goes in.
+func TestMCPUploadToRemovedElement(t *testing.T) {
+	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+		var got atomic.Int32
+		mux := http.NewServeMux()
+		mux.HandleFunc("/vanishing", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, vanishingPage) })
+		mux.HandleFunc("POST /got", func(w http.ResponseWriter, r *http.Request) { got.Add(1) })
+		app := httptest.NewServer(mux)
+		t.Cleanup(app.Close)
+		up := t.TempDir()
+		if err := os.WriteFile(filepath.Join(up, "a.txt"), []byte("a"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := startMCP(t, h, nil, append(args, "--allow-domain", "127.0.0.1", "--upload-dir", up)...)
+		c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/vanishing"})
+		snap, _ := c.ok(t, "browser_snapshot", nil)
+		input := index(t, snap, `"Report"`)
+		c.ok(t, "browser_click", map[string]any{"index": index(t, snap, `button "Remove it"`)})
+		res := c.call(t, "browser_upload", map[string]any{"index": input, "files": []string{"a.txt"}})
+		if out := resultText(res); !res.IsError || !strings.Contains(out, "was removed from the page") {
+			t.Errorf("an upload to a removed input: error %v: %s", res.IsError, out)
+		}
+		c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/vanishing"})
+		c.ok(t, "browser_upload", map[string]any{"selector": "#f", "files": []string{"a.txt"}})
+		if n := got.Load(); n != 1 {
+			t.Errorf("the server got %d uploads, want 1", n)
+		}
+	})
+}
