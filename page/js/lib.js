@@ -1019,6 +1019,9 @@
     }
     const r = o.format === 'text' ? reader.text(root, o.max) : reader.markdown(root, o.max);
     r.label = lbl;
+    // Where the content is from, in the same answer.
+    r.url = location.href;
+    r.title = document.title;
     return r;
   }
 
