@@ -70,9 +70,11 @@ func (s *Snapshot) render() string {
 	// Where the elements are, and the scroll, only when some are out of
 	// view or the page is larger than the viewport.
 	if listed == s.Total {
-		fmt.Fprintf(&b, "Tab %s: %d interactive elements", s.Tab, listed)
+		// The elements are those a person could act on, as the tool's
+		// description says: "interactive" in every snapshot said it again.
+		fmt.Fprintf(&b, "Tab %s: %d elements", s.Tab, listed)
 	} else {
-		fmt.Fprintf(&b, "Tab %s: %d of %d interactive elements", s.Tab, listed, s.Total)
+		fmt.Fprintf(&b, "Tab %s: %d of %d elements", s.Tab, listed, s.Total)
 	}
 	if s.Above+s.Below+s.Beside > 0 {
 		fmt.Fprintf(&b, " (in viewport %d, above %d, below %d, beside %d)", s.InView, s.Above, s.Below, s.Beside)

@@ -43,6 +43,11 @@ func TestMCPResultsShortAndFenced(t *testing.T) {
 
 		snap, _ := c.ok(t, "browser_snapshot", nil)
 		fenced(t, snap)
+		// What can be acted on is what a snapshot lists: its head says
+		// how many, not what kind.
+		if !regexp.MustCompile(`^Tab \d+: 2 elements; viewport \d+x\d+, the whole page\.\n<page id=`).MatchString(snap) {
+			t.Errorf("the snapshot's head:\n%s", snap)
+		}
 		if m != nil && strings.Contains(snap, m[1]) {
 			t.Errorf("the snapshot's block has the navigation's id %s:\n%s", m[1], snap)
 		}
