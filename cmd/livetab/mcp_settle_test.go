@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -388,6 +389,51 @@ func TestMCPUploadToRemovedElement(t *testing.T) {
 		c.ok(t, "browser_upload", map[string]any{"selector": "#f", "files": []string{"a.txt"}})
 		if n := got.Load(); n != 1 {
 			t.Errorf("the server got %d uploads, want 1", n)
+		}
+	})
+}
+
+// busyPage starts, on a click, a request 300 ms later and a counter that
+// changes the page every 10 ms for ever.
+const busyPage = `<!doctype html><html><head><meta charset="utf-8"><title>Busy</title></head><body>
+<button id="late" onclick="setTimeout(() => fetch('/late', {method: 'POST'}), 300)">Later</button>
+<button id="tick" onclick="setInterval(() => n.textContent = +n.textContent + 1, 10)">Tick</button><p id="n">0</p>
+</body></html>`
+
+// --settle bounds the wait: 0 returns at once, before what the page does
+// later (which still happens), and a page that never goes quiet is given
+// up on after the bound, with the result saying so.
+func TestMCPSettleFlag(t *testing.T) {
+	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+		var late atomic.Int32
+		mux := http.NewServeMux()
+		mux.HandleFunc("/busy", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, busyPage) })
+		mux.HandleFunc("POST /late", func(w http.ResponseWriter, r *http.Request) { late.Add(1) })
+		app := httptest.NewServer(mux)
+		t.Cleanup(app.Close)
+
+		c := startMCP(t, h, nil, append(slices.Clone(args), "--allow-domain", "127.0.0.1", "--settle", "0")...)
+		c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/busy"})
+		snap, _ := c.ok(t, "browser_snapshot", nil)
+		out, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, snap, `button "Later"`)})
+		if n := late.Load(); n != 0 || strings.Contains(out, "settled") {
+			t.Errorf("--settle 0: the server had %d requests when the click returned: %s", n, out)
+		}
+		c.ok(t, "browser_wait", map[string]any{"network_idle": true})
+		if n := late.Load(); n != 1 {
+			t.Errorf("--settle 0: the page's late request reached the server %d times, want 1", n)
+		}
+
+		c = startMCP(t, h, nil, append(slices.Clone(args), "--allow-domain", "127.0.0.1", "--settle", "300ms")...)
+		c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/busy"})
+		snap, _ = c.ok(t, "browser_snapshot", nil)
+		start := time.Now()
+		out, _ = c.ok(t, "browser_click", map[string]any{"index": index(t, snap, `button "Tick"`)})
+		if !regexp.MustCompile(`; not settled after (3\d\d|[4-9]\d\d)ms: the DOM still changing`).MatchString(out) {
+			t.Errorf("--settle 300ms on a page that never goes quiet: %s", out)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("the click took %v", d)
 		}
 	})
 }
