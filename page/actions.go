@@ -204,7 +204,11 @@ func (a *action) click(ref Ref, o ClickOptions) (string, error) {
 	return verb + " " + refLabel(ref, pt.Label), nil
 }
 
+// refLabel says what an action hit: the index or selector, and the page's
+// label of the element, whose name is quoted (as JSON) with any copy of a
+// page tag defused, since it shows outside a page block.
 func refLabel(ref Ref, label string) string {
+	label = Defuse(label)
 	if ref.Selector != "" {
 		return label + " (" + ref.Selector + ")"
 	}

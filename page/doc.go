@@ -29,7 +29,7 @@
 // whatever took its place.
 //
 // Everything that comes from the page — title, URL, names, values, read
-// content — sits in a <page-content id=…> block whose id is random. A
+// content — sits in a <page id=…> block whose id is random. A
 // program that gives the text to a model tells it once what the blocks are
 // ([UntrustedNote]); the results do not repeat it.
 //

@@ -253,7 +253,7 @@ func holdsAsked(a FormField, f FieldResult) bool {
 }
 
 // render is the report for a model: the counts outside, what the page
-// shows inside a page-content block: each field's label, so that a wrong
+// shows inside a page block: each field's label, so that a wrong
 // index shows, and its value where it is not what was asked.
 func (r *FormResult) render(asked []FormField, submit Ref) string {
 	var b strings.Builder

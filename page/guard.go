@@ -389,33 +389,41 @@ func (a *action) elementObject(ref Ref) (runtime.RemoteObjectID, error) {
 	if s.ctx != a.t.ctx {
 		return "", &ElementError{Ref: ref, Code: "unsupported", Msg: "it is in a cross-origin frame that runs in its own process; this action reaches elements of the page and its same-process frames only"}
 	}
-	// The library checks the reference and reports why it fails.
-	var label string
-	if err := a.call(s, "labelOf", &label, jsref); err != nil {
-		return "", elemErr(ref, err)
-	}
-	lib, err := a.ensureLib(s)
-	if err != nil {
-		return "", err
-	}
 	argv, err := jsonv2.Marshal(jsref)
 	if err != nil {
 		return "", err
 	}
-	res, err := chromedp.Call(a.ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
-		FunctionDeclaration: elementOfJS,
-		ObjectID:            lib,
-		Arguments:           []*runtime.CallArgument{{Value: argv}},
-		ObjectGroup:         objectGroup,
-		Silent:              new(true),
-	})
-	if err != nil {
-		return "", err
+	elementOf := func() (runtime.RemoteObjectID, error) {
+		lib, err := a.ensureLib(s)
+		if err != nil {
+			return "", err
+		}
+		res, err := chromedp.Call(a.ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+			FunctionDeclaration: elementOfJS,
+			ObjectID:            lib,
+			Arguments:           []*runtime.CallArgument{{Value: argv}},
+			ObjectGroup:         objectGroup,
+			Silent:              new(true),
+		})
+		if err != nil || res.ExceptionDetails != nil {
+			return "", err
+		}
+		return res.Result.ObjectID, nil
 	}
-	if res.ExceptionDetails != nil || res.Result.ObjectID == "" {
-		return "", &ElementError{Ref: ref, Code: "stale", Msg: "the element went away"}
+	// One round trip when the reference holds; else the library checks
+	// it (loading itself again into a new document) and says why it
+	// fails, and a reference it takes is tried once more.
+	if id, err := elementOf(); id != "" || err != nil && !contextGone(err) {
+		return id, err
 	}
-	return res.Result.ObjectID, nil
+	var label string
+	if err := a.call(s, "labelOf", &label, jsref); err != nil {
+		return "", elemErr(ref, err)
+	}
+	if id, err := elementOf(); id != "" || err != nil {
+		return id, err
+	}
+	return "", &ElementError{Ref: ref, Code: "stale", Msg: "the element went away"}
 }
 
 // AttachTab makes an open tab of the browser — one the person shared, say —

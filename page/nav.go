@@ -84,7 +84,7 @@ func (a *action) navigate(url string) (string, error) {
 		}
 		return "", err
 	}
-	return "navigated; " + a.where(), nil
+	return "navigated; " + a.settledWhere(), nil
 }
 
 // preloadLib loads the page library into the document a navigation
@@ -152,7 +152,7 @@ func (a *action) reload() (string, error) {
 	if err := a.loadWait(chromedp.Reload()); err != nil {
 		return "", err
 	}
-	return "reloaded; " + a.where(), nil
+	return "reloaded; " + a.settledWhere(), nil
 }
 
 // Back goes one step back in the tab's history and waits for the page.
@@ -202,7 +202,7 @@ func (a *action) history(delta int) (string, error) {
 	if delta > 0 {
 		verb = "went forward"
 	}
-	return verb + "; " + a.where(), nil
+	return verb + "; " + a.settledWhere(), nil
 }
 
 // currentURL is the URL of the tab's main frame, as its events said.

@@ -526,6 +526,9 @@ type action struct {
 	settled *string      // what SettleNow reported, when f settled the page itself
 
 	docWatched uint64 // the navSeq of the document a navigation watched from its start (preloadLib)
+
+	lastQuiet    *quietState // the settling's last look at the page, nil when it failed
+	lastQuietSeq uint64      // the navSeq of the document it looked at
 }
 
 // begin starts an action on the current tab: it serialises actions, refuses

@@ -78,15 +78,21 @@ func (a *action) read(o ReadOptions) (*Content, error) {
 	var r struct {
 		Content   string `json:"content"`
 		Truncated bool   `json:"truncated"`
+		URL       string `json:"url"`
+		Title     string `json:"title"`
 	}
 	if err := a.call(s, "read", &r, q); err != nil {
 		return nil, elemErr(o.Ref, err)
 	}
-	pi, err := a.info()
-	if err != nil {
-		return nil, err
+	if !s.main {
+		// An element of a frame: the content is the tab's page's.
+		pi, err := a.info()
+		if err != nil {
+			return nil, err
+		}
+		r.URL, r.Title = pi.URL, pi.Title
 	}
-	c := &Content{URL: pi.URL, Title: pi.Title, AtLeast: r.Truncated}
+	c := &Content{URL: r.URL, Title: r.Title, AtLeast: r.Truncated}
 	c.page([]rune(r.Content), o.Offset, o.MaxChars)
 	return c, nil
 }
@@ -115,7 +121,7 @@ func (c *Content) page(all []rune, off, max int) {
 	c.Text = string(all[c.Offset:end])
 }
 
-// String is the content in a page-content block, ready for a model.
+// String is the content in a page block, ready for a model.
 func (c *Content) String() string {
 	s := fmt.Sprintf("url: %s\ntitle: %s\n\n%s", c.URL, strconv.Quote(c.Title), c.Text)
 	out := wrapUntrusted(s) + "\n"

@@ -28,6 +28,11 @@ func WithSettle(max, quiet time.Duration) Option {
 	}
 }
 
+// SettleNote tells a model what an action's "settled in" means. The
+// results do not repeat it: a program that gives them to a model says it
+// once, in its instructions (agent.Instructions does).
+const SettleNote = `An action waits (at most a second by default) until the page settled: a navigation it started loaded, no request in flight, the DOM quiet. "settled in 80ms" says all of these held; "not settled after 1s: ..." says what did not. Then it lists what changed (+ added, - removed, ~ value, ! live region or alert, # heading) or says "nothing changed".`
+
 // watch starts recording what the action changes in the main document.
 func (a *action) watch() {
 	if a.t.p.cfg.settleMax <= 0 || a.dialogOpen() {
@@ -41,6 +46,13 @@ type quietState struct {
 	Imgs    int  `json:"imgs"`    // images added that are loading
 	Frames  int  `json:"frames"`  // frames drawn since the last change (at most 3 counted)
 	Changed bool `json:"changed"` // the document changed since the watch began
+	Fixed   bool `json:"fixed"`   // the parsed document has nothing that runs: it cannot change by itself
+	// NetFrames is how many frames were drawn since the last response
+	// ended (at most 4).
+	NetFrames int `json:"netFrames"`
+
+	URL   string `json:"url"` // where the document is, at the look
+	Title string `json:"title"`
 }
 
 // settleFrames is how many frames a page that reacted must draw with no
@@ -58,7 +70,9 @@ const settleFrames = 2
 // ran its course. A response counts as a change: the page goes on from
 // it. A page that shows no reaction yet may have one on a timer, so it
 // gets the whole quiet time; so does a page that draws no frames (a
-// background tab).
+// background tab). A document with nothing in it that runs (no script,
+// handler, frame or refresh: a static article) needs only the short
+// quiet, frames or not.
 func (a *action) quietDown() string {
 	cfg := &a.t.p.cfg
 	if cfg.settleMax <= 0 || a.ctx.Err() != nil || a.dialogOpen() {
@@ -67,6 +81,7 @@ func (a *action) quietDown() string {
 	t := a.t
 	start := time.Now()
 	deadline := start.Add(cfg.settleMax)
+	a.lastQuiet = nil
 	domQuiet, netCalm := false, false
 	inflight := func() int {
 		t.mu.Lock()
@@ -95,25 +110,38 @@ func (a *action) quietDown() string {
 			}
 		}
 		var q quietState
-		if err := a.call(t.libs.main, "quietState", &q, ago); err != nil {
+		t.mu.Lock()
+		seq := t.navSeq
+		t.mu.Unlock()
+		netAgo := netQuiet()
+		if err := a.call(t.libs.main, "quietState", &q, ago, netAgo.Milliseconds()); err != nil {
+			a.lastQuiet = nil
 			if a.ctx.Err() != nil || a.dialogOpen() {
 				return ""
 			}
 			domQuiet = false
 			break
 		}
+		a.lastQuiet, a.lastQuietSeq = &q, seq
 		slowest = max(slowest, time.Since(t0))
 		late := 2 * max(slowest-10*time.Millisecond, 0)
 		need := cfg.settleQuiet + late
 		since := time.Duration(q.Since) * time.Millisecond
 		short := cfg.settleQuiet / 5
-		if q.Frames >= settleFrames && (q.Changed || a.reacted()) {
+		reacting := q.Changed || a.reacted()
+		// A document with nothing that runs has nothing scheduled for a
+		// frame: its quiet since the parse is enough.
+		if q.Fixed || q.Frames >= settleFrames && reacting {
 			need = min(need, short+late)
 		}
 		domQuiet = since >= need && q.Imgs == 0
 		// A response the page got starts its next step: the quiet counts
-		// from there too.
-		netCalm = netQuiet() >= short
+		// from there too, and so do the frames of a page that reacted
+		// (what the response's handler put off to its next frame ran by
+		// the second), unless the whole quiet passed or nothing in the
+		// page runs.
+		nq := netQuiet()
+		netCalm = nq >= short && (!reacting || q.Fixed || q.NetFrames >= settleFrames || nq >= cfg.settleQuiet+late)
 		if domQuiet && netCalm && inflight() == 0 {
 			break
 		}
@@ -123,13 +151,16 @@ func (a *action) quietDown() string {
 		}
 		// Frames come every 16 ms or so: a page that reacted is looked at
 		// again within half a frame, to see its second one soon after it
-		// came; one that did not, at a gentler pace.
+		// came, also while its quiet is long enough and only frames are
+		// missing; one that did not, at a gentler pace.
 		wait := 15 * time.Millisecond
-		if q.Changed || a.reacted() {
+		target := need
+		if reacting {
 			wait = 8 * time.Millisecond
+			target = min(need, short+late)
 		}
-		if since < need {
-			wait = min(max(need-since, wait), 15*time.Millisecond)
+		if since < target {
+			wait = min(max(target-since, wait), 15*time.Millisecond)
 		}
 		timer := time.NewTimer(min(wait, left))
 		select {
@@ -140,18 +171,12 @@ func (a *action) quietDown() string {
 		}
 	}
 	took := time.Since(start).Round(time.Millisecond)
-	var what []string
-	if a.navigated() {
-		what = append(what, "load")
-	}
 	n := inflight()
-	if n == 0 && netCalm {
-		what = append(what, "network idle")
-	}
 	var msg string
 	if domQuiet && netCalm && n == 0 {
-		what = append(what, "DOM quiet")
-		msg = fmt.Sprintf("settled in %v (%s)", took, strings.Join(what, ", "))
+		// What settled means is said once, in SettleNote: every result
+		// would say the same three things.
+		msg = fmt.Sprintf("settled in %v", took)
 	} else {
 		var busy []string
 		if !domQuiet {
@@ -168,13 +193,35 @@ func (a *action) quietDown() string {
 		var lines []string
 		if err := a.call(t.libs.main, "changes", &lines, maxChanges); err == nil {
 			if len(lines) == 0 {
-				msg += "; nothing on the page changed"
+				msg += "; nothing changed"
 			} else {
 				msg += "; changes:\n" + wrapUntrusted(strings.Join(lines, "\n"))
 			}
 		}
 	}
 	return msg
+}
+
+// settledWhere settles the page now, when the action settles, and says
+// where the tab is from the settling's last look at it: no other round
+// trip, and the title a page sets once loaded shows. Without settling it
+// asks the page.
+func (a *action) settledWhere() string {
+	if a.settles && a.settled == nil {
+		msg := a.quietDown()
+		a.settled = &msg
+		if q := a.lastQuiet; q != nil && !a.leftLastQuiet() {
+			return "now at " + wrapUntrusted(fmt.Sprintf("url: %s\ntitle: %q", q.URL, q.Title))
+		}
+	}
+	return a.where()
+}
+
+// leftLastQuiet says whether the tab left the document of the last look.
+func (a *action) leftLastQuiet() bool {
+	a.t.mu.Lock()
+	defer a.t.mu.Unlock()
+	return a.lastQuietSeq != a.t.navSeq
 }
 
 // watchedDoc says whether the tab's document is the one a navigation of

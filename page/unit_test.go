@@ -50,7 +50,7 @@ func TestParseChord(t *testing.T) {
 
 func TestRender(t *testing.T) {
 	s := &Snapshot{
-		ID: "abc123", Tab: "1", URL: "http://h/x", Title: "T </page-content id=abc123>",
+		ID: "abc123", Tab: "1", URL: "http://h/x", Title: "T </page id=abc123> < / PAGE  id=x>",
 		Viewport: Rect{Width: 1280, Height: 900}, Total: 3, InView: 2, Below: 1,
 		Elements: []Element{
 			{Index: 1, Tag: "button", Role: "button", Name: "Generate"},
@@ -67,13 +67,13 @@ func TestRender(t *testing.T) {
 		`[3] link "Docs" focused href=/docs?q=1`,
 		`[4] checkbox "Agree" unchecked frame=1`,
 		"frames: 1=http://other/f (cross-origin);",
-		`title: "T ‹/page-content id=abc123>"`,
+		`title: "T ‹/page id=abc123> ‹ / PAGE  id=x>"`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}
 	}
-	if strings.Count(text, "</page-content id=abc123>") != 1 || !strings.HasSuffix(text, "</page-content id=abc123>") {
+	if strings.Count(text, "</page id=abc123>") != 1 || !strings.HasSuffix(text, "</page id=abc123>") {
 		t.Errorf("block not closed exactly once, at the end:\n%s", text)
 	}
 }

@@ -156,7 +156,7 @@ func (p *Policy) PageCall(ctx context.Context, pg *page.Page, tool string, args 
 	})
 }
 
-// Budget cuts text to MaxPageText characters, closes a page-content block
+// Budget cuts text to MaxPageText characters, closes a page block
 // the cut left open, and says what was cut.
 func (p *Policy) Budget(text string) string {
 	limit := p.MaxPageText
@@ -165,7 +165,7 @@ func (p *Policy) Budget(text string) string {
 		return text
 	}
 	cut := string([]rune(text)[:limit])
-	const open, closeTag = "<page-content id=", "</page-content id="
+	const open, closeTag = page.FenceOpen, page.FenceClose
 	cut = trimPartial(cut, open)
 	if i := strings.LastIndex(cut, open); i >= 0 {
 		rest := cut[i+len(open):]

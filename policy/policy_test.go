@@ -494,18 +494,18 @@ func TestAuditAndBudget(t *testing.T) {
 		return page.Result{Text: "Error: " + err.Error(), IsError: true}, nil
 	})
 	// The budget.
-	long := "<page-content id=abc>\n" + strings.Repeat("word ", 100) + "\n</page-content id=abc>"
+	long := "<page id=abc>\n" + strings.Repeat("word ", 100) + "\n</page id=abc>"
 	res, _ := p.Call(ctx, "browser_read", nil, func(ctx context.Context) (page.Result, error) {
 		return page.Result{Text: long}, p.CheckAction(ctx, act(page.KindRead, "read"))
 	})
-	if !strings.Contains(res.Text, "livetab cut this result at 200 of") || !strings.Contains(res.Text, "</page-content id=abc>") {
+	if !strings.Contains(res.Text, "livetab cut this result at 200 of") || !strings.Contains(res.Text, "</page id=abc>") {
 		t.Errorf("budget: %s", res.Text)
 	}
-	if c := p.Budget("<page-content id=abc>\nhi\n</page-content id=abc>"); strings.Contains(c, "cut") {
+	if c := p.Budget("<page id=abc>\nhi\n</page id=abc>"); strings.Contains(c, "cut") {
 		t.Errorf("a short text was cut: %s", c)
 	}
 	p.MaxPageText = 15
-	if c := p.Budget("0123456789<page-content id=abc>hi</page-content id=abc>"); !strings.HasPrefix(c, "0123456789\n(livetab cut") {
+	if c := p.Budget("0123456789<page id=abc>hi</page id=abc>"); !strings.HasPrefix(c, "0123456789\n(livetab cut") {
 		t.Errorf("a cut inside the tag: %q", c)
 	}
 

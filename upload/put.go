@@ -114,17 +114,23 @@ func run(ctx context.Context, o op, r Ref, files []File, opts []Option) (*Result
 func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, cfg *config) (*Result, error) {
 	group := newGroup()
 	defer releaseGroup(t, group)
+	// Whether the browser may read the files by path is asked of the
+	// extension while the page is asked about the element: one round trip
+	// less to wait for.
+	nativeOK := func() error { return nativeAllowed(ctx, t, files) }
+	if o != opPaste && cfg.mode != InPage && cfg.mode != Channel {
+		ch := make(chan error, 1)
+		go func() { ch <- nativeAllowed(ctx, t, files) }()
+		var once sync.Once
+		var nerr error
+		nativeOK = func() error {
+			once.Do(func() { nerr = <-ch })
+			return nerr
+		}
+	}
 	l, el, err := resolve(ctx, t, r, group)
 	if err != nil {
 		return nil, err
-	}
-	if o == opInput {
-		if err := l.Call(ctx, "probe", nil, obj(el)); err != nil {
-			return nil, fmt.Errorf("upload: %s: %w", r, err)
-		}
-		if el, err = l.Ref(ctx, "input", obj(el)); err != nil {
-			return nil, err
-		}
 	}
 
 	ps := make([]*prepared, len(files))
@@ -154,13 +160,19 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 	}
 
 	if o == opInput {
+		// check finds the file input el stands for (it, its label, or the
+		// one input inside it) as input does, and refuses what the input
+		// would refuse.
 		if err := l.Call(ctx, "check", nil, obj(el), val(metas)); err != nil {
 			return nil, fmt.Errorf("upload: %s: %w", r, err)
+		}
+		if el, err = l.Ref(ctx, "input", obj(el)); err != nil {
+			return nil, err
 		}
 		res := &Result{}
 		switch mode := cfg.mode; {
 		case mode == Native:
-			if err := nativeAllowed(ctx, t, files); err != nil {
+			if err := nativeOK(); err != nil {
 				return nil, err
 			}
 			if err := native(ctx, t, el, files); err != nil {
@@ -168,7 +180,7 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 			}
 			return finishNative(ctx, l, el, ps, cfg)
 		case mode == Auto:
-			err := nativeAllowed(ctx, t, files)
+			err := nativeOK()
 			if err == nil {
 				err = native(ctx, t, el, files)
 				if err == nil {
@@ -200,7 +212,7 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 
 	var fallback string
 	if o == opDrop && (cfg.mode == Auto || cfg.mode == Native) {
-		err := nativeAllowed(ctx, t, files)
+		err := nativeOK()
 		if err == nil {
 			var res *Result
 			res, err = nativeDrop(ctx, t, l, el, r, ps, cfg)

@@ -16,6 +16,7 @@ import (
 const devtoolsPage = `<!doctype html><html><head><meta charset="utf-8"><title>Dev Tools Page</title></head><body>
 <button id="xy" style="position: fixed; left: 10px; top: 10px; width: 100px; height: 40px"
   onclick="fetch('/xy', {method: 'POST'})">Here</button>
+<button style="margin-top: 100px" onclick="fetch('/scheme?dark=' + matchMedia('(prefers-color-scheme: dark)').matches, {method: 'POST'})">Scheme</button>
 <script>
 console.log('hello', 42);
 console.error('bad thing');
@@ -44,6 +45,8 @@ func TestMCPDevtools(t *testing.T) {
 		fmt.Fprint(w, `{"answer": "forty-two"}`)
 	})
 	mux.HandleFunc("POST /xy", func(w http.ResponseWriter, r *http.Request) { xy.Add(1) })
+	var scheme atomic.Value // "true"/"false": whether the page last said it is in dark mode
+	mux.HandleFunc("POST /scheme", func(w http.ResponseWriter, r *http.Request) { scheme.Store(r.URL.Query().Get("dark")) })
 	app := httptest.NewServer(mux)
 	t.Cleanup(app.Close)
 	onBothBackends(t, func(t *testing.T, h *home, args []string) {
@@ -106,10 +109,22 @@ func TestMCPDevtools(t *testing.T) {
 		}
 
 		c.ok(t, "browser_resize", map[string]any{"width": 400, "height": 700, "color_scheme": "dark"})
-		if snap, _ := c.ok(t, "browser_snapshot", nil); !strings.Contains(snap, "viewport 400x700") {
+		snap, _ := c.ok(t, "browser_snapshot", nil)
+		if !strings.Contains(snap, "viewport 400x700") {
 			t.Errorf("after resize:\n%s", snap)
 		}
+		// The page says which scheme it is in when its button is clicked
+		// (the click settles once its request was answered).
+		c.ok(t, "browser_click", map[string]any{"index": index(t, snap, `button "Scheme"`)})
+		if got, _ := scheme.Load().(string); got != "true" {
+			t.Errorf("the page is in dark mode: %q, want true", got)
+		}
 		c.ok(t, "browser_resize", map[string]any{"reset": true})
+		snap, _ = c.ok(t, "browser_snapshot", nil)
+		c.ok(t, "browser_click", map[string]any{"index": index(t, snap, `button "Scheme"`)})
+		if got, _ := scheme.Load().(string); got != "false" {
+			t.Errorf("after the reset the page is in dark mode: %q, want false", got)
+		}
 
 		out, _ = c.ok(t, "browser_pdf", map[string]any{})
 		pdf := filepath.Join(dl, "Dev Tools Page.pdf")

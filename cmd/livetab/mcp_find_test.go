@@ -69,3 +69,51 @@ func TestMCPFind(t *testing.T) {
 		t.Errorf("find without criteria: %s", resultText(res))
 	}
 }
+
+// widgetsPage has a button in an open shadow root and one in an iframe.
+const (
+	widgetsPage = `<!doctype html><html><head><meta charset="utf-8"><title>Widgets</title></head><body>
+<h1>Widgets</h1><div id="host"></div><iframe src="/settings" title="Settings frame"></iframe>
+<script>const r = host.attachShadow({ mode: 'open' }); r.innerHTML = '<button>Save draft</button>';
+r.querySelector('button').onclick = () => fetch('/hit?what=shadow', {method: 'POST'});</script></body></html>`
+	settingsPage = `<!doctype html><html><head><meta charset="utf-8"><title>Settings</title></head><body>
+<button onclick="fetch('/hit?what=frame', {method: 'POST'})">Apply settings</button></body></html>`
+)
+
+// browser_find searches frames and shadow roots too, by text or by role
+// and name, on both backends, and its indexes are clicked at once: the
+// server hears the button in the frame and the one in the shadow root.
+func TestMCPFindInFramesAndShadow(t *testing.T) {
+	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+		var mu sync.Mutex
+		var hits []string
+		mux := http.NewServeMux()
+		mux.HandleFunc("/widgets", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, widgetsPage) })
+		mux.HandleFunc("/settings", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, settingsPage) })
+		mux.HandleFunc("POST /hit", func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			hits = append(hits, r.URL.Query().Get("what"))
+			mu.Unlock()
+		})
+		app := httptest.NewServer(mux)
+		t.Cleanup(app.Close)
+		c := startMCP(t, h, nil, append(args, "--allow-domain", "127.0.0.1")...)
+		c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/widgets"})
+		found, _ := c.ok(t, "browser_find", map[string]any{"text": "apply"})
+		if !strings.Contains(found, `button "Apply settings" frame=`) || strings.Contains(found, "Save draft") {
+			t.Fatalf("find apply:\n%s", found)
+		}
+		c.ok(t, "browser_click", map[string]any{"index": index(t, found, `button "Apply settings"`)})
+		found, _ = c.ok(t, "browser_find", map[string]any{"role": "button", "name": "save draft"})
+		if strings.Contains(found, "Apply settings") {
+			t.Fatalf("find save draft:\n%s", found)
+		}
+		c.ok(t, "browser_click", map[string]any{"index": index(t, found, `button "Save draft"`)})
+		mu.Lock()
+		got := strings.Join(hits, ",")
+		mu.Unlock()
+		if got != "frame,shadow" {
+			t.Errorf("the server heard %q, want frame,shadow", got)
+		}
+	})
+}

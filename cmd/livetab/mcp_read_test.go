@@ -72,6 +72,10 @@ func TestMCPReadArticleWhole(t *testing.T) {
 		}
 		c.ok(t, "browser_navigate", map[string]any{"url": srv.URL + "/article"})
 		text, _ := c.ok(t, "browser_read", nil)
+		// Where it is from, in its page block.
+		if !regexp.MustCompile(`^<page id=[0-9a-f]{6}>\nurl: ` + regexp.QuoteMeta(srv.URL+"/article") + `\ntitle: "Article"\n`).MatchString(text) {
+			t.Errorf("the read does not start with where it is from:\n%s", text[:min(len(text), 300)])
+		}
 		m := regexp.MustCompile(`\(all (\d+) characters\)`).FindStringSubmatch(text)
 		if m == nil {
 			t.Fatalf("one read did not return the whole article:\n%s", text[max(0, len(text)-300):])

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -76,7 +78,7 @@ func TestMCPSettle(t *testing.T) {
 		snap, _ := c.ok(t, "browser_snapshot", nil)
 		out, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, snap, `button "Make image"`)})
 		for _, want := range []string{
-			"settled in", "network idle", "DOM quiet",
+			"; settled in ",
 			// The blob's URL, for browser_capture to take at once.
 			`+ img "Generated picture" (blob: image) src=blob:` + app.URL + "/",
 			`- button "Old button"`,
@@ -107,7 +109,7 @@ func TestMCPSettle(t *testing.T) {
 		}
 		// Nothing happens: a short wait, and it says so.
 		out, _ = c.ok(t, "browser_hover", map[string]any{"index": index(t, snap, `button "Make image"`)})
-		if !strings.Contains(out, "nothing on the page changed") {
+		if !strings.HasSuffix(out, "; nothing changed") {
 			t.Errorf("hover: %s", out)
 		}
 	})
@@ -203,7 +205,7 @@ func TestMCPSettleFollowsTheReaction(t *testing.T) {
 		snap, _ := c.ok(t, "browser_snapshot", nil)
 		for i := range 3 {
 			out, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, snap, `button "Go"`)})
-			if !strings.Contains(out, `! status "Done: 2 steps"`) || !strings.Contains(out, "DOM quiet") {
+			if !strings.Contains(out, `! status "Done: 2 steps"`) || !strings.Contains(out, "; settled in ") {
 				t.Errorf("click %d: the result lacks the last step:\n%s", i+1, out)
 
 			}
@@ -281,14 +283,16 @@ addEventListener('load', async () => {
     b.textContent = text;
     document.body.append(b);
     st.textContent = 'Ready';
+    document.title = 'Late: ' + text;
   });
 });
 </script></body></html>`
 
 // A navigation returns once the new page settled, not at its load event:
 // what the page renders from a request it sends after loading is in the
-// snapshot taken right after. The document is watched from its start, so
-// a page that was quiet while loading is not waited for again.
+// snapshot taken right after, and the title it sets then is the one the
+// result says. The document is watched from its start, so a page that was
+// quiet while loading is not waited for again.
 func TestMCPNavigateSettlesAfterLoad(t *testing.T) {
 	onBothBackends(t, func(t *testing.T, h *home, args []string) {
 		mux := http.NewServeMux()
@@ -302,13 +306,134 @@ func TestMCPNavigateSettlesAfterLoad(t *testing.T) {
 		c := startMCP(t, h, nil, append(args, "--allow-domain", "127.0.0.1")...)
 		for i := range 3 {
 			out, _ := c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/late"})
-			if !strings.Contains(out, "settled in") || !strings.Contains(out, "load, network idle, DOM quiet") {
+			if !regexp.MustCompile(`\ntitle: "Late: Rendered late"\n</page id=[0-9a-f]{6}>; settled in [\d.]+m?s$`).MatchString(out) {
 				t.Errorf("navigation %d: %s", i+1, out)
 			}
 			snap, _ := c.ok(t, "browser_snapshot", nil)
 			if !strings.Contains(snap, `button "Rendered late"`) {
 				t.Errorf("navigation %d: the snapshot right after lacks what the page rendered after loading:\n%s", i+1, snap)
 			}
+		}
+	})
+}
+
+// A page without scripts cannot change once parsed; one that refreshes
+// itself to another page does, without a script.
+const (
+	staticPage  = `<!doctype html><html><head><meta charset="utf-8"><title>Static</title></head><body><h1>Static</h1><p>Nothing here runs.</p><a href="/landed">On</a></body></html>`
+	refreshPage = `<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0; url=/landed"><title>Moving</title></head><body><p>Moving on</p></body></html>`
+	landedPage  = `<!doctype html><html><head><meta charset="utf-8"><title>Landed</title></head><body><button>Here</button></body></html>`
+)
+
+// A navigation to a page with no script settles as soon as its document
+// was quiet a moment, without waiting for frames; a page with no script
+// that refreshes itself at once is not taken for static: the navigation
+// returns on the page it moved to, which the server has served by then.
+func TestMCPNavigateStaticPage(t *testing.T) {
+	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+		var landed atomic.Int32
+		mux := http.NewServeMux()
+		mux.HandleFunc("/static", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, staticPage) })
+		mux.HandleFunc("/refresh", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, refreshPage) })
+		mux.HandleFunc("/landed", func(w http.ResponseWriter, r *http.Request) { landed.Add(1); fmt.Fprint(w, landedPage) })
+		app := httptest.NewServer(mux)
+		t.Cleanup(app.Close)
+		c := startMCP(t, h, nil, append(args, "--allow-domain", "127.0.0.1")...)
+		for i := range 3 {
+			out, _ := c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/static"})
+			if !regexp.MustCompile(`title: "Static"\n</page id=[0-9a-f]{6}>; settled in [\d.]+m?s$`).MatchString(out) {
+				t.Errorf("static %d: %s", i+1, out)
+			}
+			n := landed.Load()
+			out, _ = c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/refresh"})
+			if landed.Load() != n+1 {
+				t.Errorf("refresh %d: the server had not served the page it moved to when the navigation returned:\n%s", i+1, out)
+			}
+			if snap, _ := c.ok(t, "browser_snapshot", nil); !strings.Contains(snap, `button "Here"`) || !strings.Contains(snap, app.URL+"/landed") {
+				t.Errorf("refresh %d: the snapshot right after:\n%s", i+1, snap)
+			}
+		}
+	})
+}
+
+// vanishingPage removes its file input when asked.
+const vanishingPage = `<!doctype html><html><head><meta charset="utf-8"><title>Vanishing</title></head><body>
+<label>Report <input id="f" type="file" onchange="fetch('/got', {method: 'POST', body: f.files[0]})"></label>
+<button onclick="f.parentElement.remove()">Remove it</button>
+</body></html>`
+
+// An upload to an element the page removed since the snapshot fails and
+// says why, and nothing reaches the server; to a selector, it goes in.
+func TestMCPUploadToRemovedElement(t *testing.T) {
+	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+		var got atomic.Int32
+		mux := http.NewServeMux()
+		mux.HandleFunc("/vanishing", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, vanishingPage) })
+		mux.HandleFunc("POST /got", func(w http.ResponseWriter, r *http.Request) { got.Add(1) })
+		app := httptest.NewServer(mux)
+		t.Cleanup(app.Close)
+		up := t.TempDir()
+		if err := os.WriteFile(filepath.Join(up, "a.txt"), []byte("a"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := startMCP(t, h, nil, append(args, "--allow-domain", "127.0.0.1", "--upload-dir", up)...)
+		c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/vanishing"})
+		snap, _ := c.ok(t, "browser_snapshot", nil)
+		input := index(t, snap, `"Report"`)
+		c.ok(t, "browser_click", map[string]any{"index": index(t, snap, `button "Remove it"`)})
+		res := c.call(t, "browser_upload", map[string]any{"index": input, "files": []string{"a.txt"}})
+		if out := resultText(res); !res.IsError || !strings.Contains(out, "was removed from the page") {
+			t.Errorf("an upload to a removed input: error %v: %s", res.IsError, out)
+		}
+		c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/vanishing"})
+		c.ok(t, "browser_upload", map[string]any{"selector": "#f", "files": []string{"a.txt"}})
+		if n := got.Load(); n != 1 {
+			t.Errorf("the server got %d uploads, want 1", n)
+		}
+	})
+}
+
+// busyPage starts, on a click, a request 300 ms later and a counter that
+// changes the page every 10 ms for ever.
+const busyPage = `<!doctype html><html><head><meta charset="utf-8"><title>Busy</title></head><body>
+<button id="late" onclick="setTimeout(() => fetch('/late', {method: 'POST'}), 300)">Later</button>
+<button id="tick" onclick="setInterval(() => n.textContent = +n.textContent + 1, 10)">Tick</button><p id="n">0</p>
+</body></html>`
+
+// --settle bounds the wait: 0 returns at once, before what the page does
+// later (which still happens), and a page that never goes quiet is given
+// up on after the bound, with the result saying so.
+func TestMCPSettleFlag(t *testing.T) {
+	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+		var late atomic.Int32
+		mux := http.NewServeMux()
+		mux.HandleFunc("/busy", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, busyPage) })
+		mux.HandleFunc("POST /late", func(w http.ResponseWriter, r *http.Request) { late.Add(1) })
+		app := httptest.NewServer(mux)
+		t.Cleanup(app.Close)
+
+		c := startMCP(t, h, nil, append(slices.Clone(args), "--allow-domain", "127.0.0.1", "--settle", "0")...)
+		c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/busy"})
+		snap, _ := c.ok(t, "browser_snapshot", nil)
+		out, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, snap, `button "Later"`)})
+		if n := late.Load(); n != 0 || strings.Contains(out, "settled") {
+			t.Errorf("--settle 0: the server had %d requests when the click returned: %s", n, out)
+		}
+		c.ok(t, "browser_wait", map[string]any{"network_idle": true})
+		if n := late.Load(); n != 1 {
+			t.Errorf("--settle 0: the page's late request reached the server %d times, want 1", n)
+		}
+
+		c = startMCP(t, h, nil, append(slices.Clone(args), "--allow-domain", "127.0.0.1", "--settle", "300ms")...)
+		c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/busy"})
+		snap, _ = c.ok(t, "browser_snapshot", nil)
+		start := time.Now()
+		out, _ = c.ok(t, "browser_click", map[string]any{"index": index(t, snap, `button "Tick"`)})
+		if !regexp.MustCompile(`; not settled after (3\d\d|[4-9]\d\d)ms: the DOM still changing`).MatchString(out) {
+			t.Errorf("--settle 300ms on a page that never goes quiet: %s", out)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("the click took %v", d)
 		}
 	})
 }

@@ -773,7 +773,9 @@
     const tag = el.localName;
     const role = roleOf(el, tag) || tag;
     const n = cut(accName(el, tag, role), 60);
-    return n ? role + ' "' + n + '"' : role;
+    // Quoted as JSON: a name that holds a quote cannot end its quotes and
+    // go on as livetab's text where a result shows it unfenced.
+    return n ? role + ' ' + JSON.stringify(n) : role;
   }
 
   function fullyInView(el) {
@@ -1017,6 +1019,9 @@
     }
     const r = o.format === 'text' ? reader.text(root, o.max) : reader.markdown(root, o.max);
     r.label = lbl;
+    // Where the content is from, in the same answer.
+    r.url = location.href;
+    r.title = document.title;
     return r;
   }
 
@@ -1048,7 +1053,7 @@
   // result can say so without another snapshot, and when the page went
   // quiet. Only the document's own tree is observed: shadow roots and
   // frames are not.
-  /** @typedef {{mo: MutationObserver, last: number, start: number, added: Set<Element>, removed: Map<Element, string>, regions: Set<Element>, heads: Set<Element>, values: Map<Element, string>, imgs: Set<HTMLImageElement>, frames: number, ticking: boolean, changed: boolean, po: PerformanceObserver | null}} Watch */
+  /** @typedef {{mo: MutationObserver, last: number, start: number, added: Set<Element>, removed: Map<Element, string>, regions: Set<Element>, heads: Set<Element>, values: Map<Element, string>, imgs: Set<HTMLImageElement>, frames: number, ticking: boolean, changed: boolean, po: PerformanceObserver | null, fixed: boolean | null, frameAt: number[]}} Watch */
   /** @type {Watch | null} */
   let watcher = null;
 
@@ -1089,7 +1094,7 @@
     const w = {
       mo: new MutationObserver((recs) => note(w, recs)), last: now, start: now,
       added: new Set(), removed: new Map(), regions: new Set(), heads: new Set(),
-      values: new Map(), imgs: new Set(), frames: 0, ticking: false, changed: false, po: null,
+      values: new Map(), imgs: new Set(), frames: 0, ticking: false, changed: false, po: null, fixed: null, frameAt: [],
     };
     let n = 0;
     for (const el of document.querySelectorAll(FIELDS)) {
@@ -1161,6 +1166,7 @@
     if (w.ticking) return;
     w.ticking = true;
     const tick = () => {
+      drawn(w);
       if (watcher !== w || ++w.frames >= 3) {
         w.ticking = false;
         return;
@@ -1168,6 +1174,13 @@
       requestAnimationFrame(tick);
     };
     requestAnimationFrame(tick);
+  }
+
+  // drawn notes when a frame was drawn, the last few.
+  /** @param {Watch} w */
+  function drawn(w) {
+    w.frameAt.push(performance.now());
+    if (w.frameAt.length > 4) w.frameAt.shift();
   }
 
   function safeLabel(el) {
@@ -1183,8 +1196,11 @@
   // drawn since the last change, and whether the document changed at all. Go polls it: a page's own timers run late, once a
   // second, in a background tab, and CDP calls do not. inputAgo, when not
   // negative, counts the action's input, that many ms ago, as a change.
-  /** @param {number} inputAgo */
-  function quietState(inputAgo) {
+  // netAgo, when not negative, is how long ago the page's last response
+  // ended, as the browser said: netFrames counts the frames drawn since
+  // (at most 4), whatever the page's own observer of responses has heard.
+  /** @param {number} inputAgo @param {number} [netAgo] */
+  function quietState(inputAgo, netAgo) {
     if (!watcher) watch();
     const w = /** @type {Watch} */ (watcher);
     const now = performance.now();
@@ -1196,8 +1212,29 @@
     for (const i of w.imgs) if (i.isConnected && !i.complete) imgs++;
     // Ask for a frame: Chromium runs idle-time work (a canvas's toBlob,
     // requestIdleCallback) after frames, and an idle page draws none.
-    requestAnimationFrame(() => {});
-    return { since: Math.round(now - w.last), imgs, frames: w.frames, changed: w.changed };
+    requestAnimationFrame(() => { if (watcher === w) drawn(w); });
+    const netFrames = netAgo != null && netAgo >= 0 ? w.frameAt.filter((f) => f > now - netAgo).length : 4;
+    if (w.fixed == null && document.readyState !== 'loading') w.fixed = fixedDoc();
+    return {
+      since: Math.round(now - w.last), imgs, frames: w.frames, changed: w.changed, fixed: !!w.fixed, netFrames,
+      url: location.href, title: document.title,
+    };
+  }
+
+  // fixedDoc says whether the parsed document can change by itself: it
+  // cannot when nothing in it runs — no script (in the page or a shadow
+  // root), no inline event handler, no frame or plugin (a same-origin
+  // frame can reach it), no refresh. Such a page is quiet once its parse
+  // ended a moment ago; frames drawn tell nothing more. A big page is not
+  // looked through.
+  function fixedDoc() {
+    const d = document;
+    if (d.querySelector('script,iframe,frame,object,embed,meta[http-equiv="refresh" i]')) return false;
+    if (d.evaluate('count(//@*[starts-with(name(), "on")])', d, null, XPathResult.NUMBER_TYPE, null).numberValue) return false;
+    const all = d.getElementsByTagName('*');
+    if (all.length > 5000) return false;
+    for (const el of all) if (el.shadowRoot) return false;
+    return true;
   }
 
   // changes ends the watch and says what it saw, at most max lines.
