@@ -3,6 +3,7 @@ package page
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -24,7 +25,21 @@ const UntrustedNote = "Everything between the page-content tags comes from the w
 // fresh id.
 func wrapUntrusted(body string) string {
 	id := newGen()
-	return fmt.Sprintf(openTag+"\n%s\n"+closeTag, id, strings.TrimRight(body, "\n"), id)
+	return fmt.Sprintf(openTag+"\n%s\n"+closeTag, id, strings.TrimRight(defuse(body), "\n"), id)
+}
+
+// fenceLike is what a model could read as a page-content tag: any case,
+// spaces inside. The id alone does not keep a page from ending a block
+// early, since a model does not compare ids.
+var fenceLike = regexp.MustCompile(`(?i)<(\s*/?\s*page-content)`)
+
+// defuse turns the page's copies of the block tags into text that reads
+// as no tag.
+func defuse(s string) string {
+	if !strings.Contains(strings.ToLower(s), "page-content") {
+		return s
+	}
+	return fenceLike.ReplaceAllString(s, "‹$1")
 }
 
 // render builds the text form of a snapshot, for example:
@@ -155,10 +170,7 @@ func quote(s, id string) string {
 }
 
 func safe(s, id string) string {
-	if strings.Contains(s, "page-content") {
-		s = strings.ReplaceAll(s, "<", "‹")
-	}
-	return s
+	return defuse(s)
 }
 
 // shortURL drops the origin of a same-origin URL and shortens long ones.
