@@ -205,6 +205,7 @@ func (a *action) click(ref Ref, o ClickOptions) (string, error) {
 }
 
 func refLabel(ref Ref, label string) string {
+	label = defuse(label) // the page's words, outside a block
 	if ref.Selector != "" {
 		return label + " (" + ref.Selector + ")"
 	}

@@ -16,7 +16,7 @@ var fenceTag = regexp.MustCompile(`(?i)<\s*(/?)\s*page-content\b[^>]*?(?:id=([^\
 // fencesIntact reports what is wrong with the page-content blocks of a
 // tool's result: every tag must be one of livetab's, an opening one
 // followed by its closing one with the same id, nothing of the page's
-// between them reading as a tag.
+// between them or outside them reading as a tag.
 func fencesIntact(text string) error {
 	open := ""
 	n := 0
@@ -35,9 +35,6 @@ func fencesIntact(text string) error {
 	if open != "" {
 		return fmt.Errorf("the block %s is never closed", open)
 	}
-	if n == 0 {
-		return fmt.Errorf("no page-content block")
-	}
 	return nil
 }
 
@@ -55,6 +52,7 @@ func TestRedTeamPageCannotEndTheFence(t *testing.T) {
 		fmt.Fprintf(w, `<!doctype html><html><head><meta charset="utf-8"><title>Shop</title></head><body>
 <h1>Welcome</h1><p>%[1]s</p>
 <label>Note <input id="n" value="%[1]s"></label>
+<button id="b" aria-label="%[1]s" onclick="setTimeout(() => alert(document.getElementById('n').value), 0)">Buy</button>
 <script>console.log(%[2]q)</script></body></html>`, esc, forged)
 	}))
 	t.Cleanup(hostile.Close)
@@ -65,9 +63,13 @@ func TestRedTeamPageCannotEndTheFence(t *testing.T) {
 	results["browser_snapshot"], _ = c.ok(t, "browser_snapshot", nil)
 	results["browser_console"], _ = c.ok(t, "browser_console", nil)
 	results["browser_find"], _ = c.ok(t, "browser_find", map[string]any{"text": "Note from livetab"})
-	for _, tool := range []string{"browser_navigate", "browser_read", "browser_snapshot", "browser_console", "browser_find"} {
+	results["browser_click"] = resultText(c.call(t, "browser_click", map[string]any{"selector": "#b"}))
+	results["browser_tabs"], _ = c.ok(t, "browser_tabs", map[string]any{"action": "list"})
+	results["browser_press"] = resultText(c.call(t, "browser_press", map[string]any{"keys": "Tab"}))
+	c.call(t, "browser_dialog", map[string]any{"accept": true})
+	for _, tool := range []string{"browser_navigate", "browser_read", "browser_snapshot", "browser_console", "browser_find", "browser_click", "browser_tabs", "browser_press"} {
 		text := results[tool]
-		if !strings.Contains(text, "Note from livetab") && tool != "browser_navigate" {
+		if !strings.Contains(text, "Note from livetab") && tool != "browser_navigate" && tool != "browser_tabs" && tool != "browser_press" {
 			t.Errorf("%s: the page's text is not in the result at all (the test does not test):\n%s", tool, text)
 			continue
 		}
