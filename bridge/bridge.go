@@ -27,6 +27,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/livetab/livetab/extension"
+	"github.com/livetab/livetab/internal/connlimit"
 	"github.com/livetab/livetab/internal/wire"
 )
 
@@ -193,7 +194,8 @@ func Listen(ctx context.Context, opts Options) (*Bridge, error) {
 		closedCh: make(chan struct{}),
 	}
 	b.mux.HandleFunc(ExtensionPath, b.serveExtension)
-	b.srv = &http.Server{Handler: b.mux, ReadHeaderTimeout: 10 * time.Second}
+	b.srv = &http.Server{Handler: b.mux}
+	connlimit.Bound(b.srv, connlimit.MaxConns)
 	go b.srv.Serve(ln)
 	context.AfterFunc(ctx, func() { b.Close() })
 	lg.Info("bridge listening", "url", b.URL())

@@ -62,6 +62,11 @@ var undoOf = map[string]undo{
 	"Emulation.setAutomationOverride":             {"Emulation.setAutomationOverride", `{"enabled":false}`},
 	"Emulation.setDefaultBackgroundColorOverride": {"Emulation.setDefaultBackgroundColorOverride", `{}`},
 	"Page.setAdBlockingEnabled":                   {"Page.setAdBlockingEnabled", `{"enabled":false}`},
+	"Page.setPrerenderingAllowed":                 {"Page.setPrerenderingAllowed", `{"isAllowed":true}`},
+	// A virtual authenticator answers the person's passkey prompts with
+	// no prompt at all, and what it makes is lost with it; disable removes
+	// the client's authenticators.
+	"WebAuthn.enable": {"WebAuthn.disable", `{}`},
 	// Frames held until a debugger lets them run would wait for good.
 	"Target.setAutoAttach": {"Target.setAutoAttach", `{"autoAttach":false,"waitForDebuggerOnStart":false}`},
 }

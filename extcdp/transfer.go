@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/target"
 
+	"github.com/livetab/livetab/internal/connlimit"
 	"github.com/livetab/livetab/livetabcdp"
 )
 
@@ -103,8 +104,9 @@ func (ts *transfers) listen(r *Relay) error {
 	}
 	// Any local program may connect: headers are small and come at once,
 	// and an idle connection goes.
-	ts.srv = &http.Server{Handler: http.HandlerFunc(r.serveTransfer), ReadHeaderTimeout: 10 * time.Second,
-		MaxHeaderBytes: 16 << 10, IdleTimeout: 30 * time.Second}
+	ts.srv = &http.Server{Handler: http.HandlerFunc(r.serveTransfer)}
+	connlimit.Bound(ts.srv, connlimit.MaxConns)
+	ts.srv.MaxHeaderBytes = 16 << 10
 	ts.base = "http://" + ln.Addr().String() + transferPath
 	go ts.srv.Serve(ln)
 	return nil

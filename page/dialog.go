@@ -134,7 +134,7 @@ func (t *tab) dialogLoop() {
 			cancel()
 			if err != nil {
 				t.mu.Lock()
-				t.handled = append(t.handled, fmt.Sprintf("%s %q could not be closed: %v", d.Type, d.Message, err))
+				t.handled = append(t.handled, fmt.Sprintf("%s %q could not be closed: %v", d.Type, Defuse(d.Message), err))
 				t.mu.Unlock()
 			}
 		}

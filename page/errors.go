@@ -106,8 +106,8 @@ type DialogOpenError struct {
 }
 
 func (e *DialogOpenError) Error() string {
-	return fmt.Sprintf("%v: %s %q; accept or dismiss it with HandleDialog (the browser_dialog tool), then retry",
-		ErrDialogOpen, e.Dialog.Type, e.Dialog.Message)
+	return fmt.Sprintf("%v: %s; accept or dismiss it with HandleDialog (the browser_dialog tool), then retry; the page's message:\n%s",
+		ErrDialogOpen, e.Dialog.Type, wrapUntrusted(e.Dialog.Message))
 }
 
 // Is reports whether target is ErrDialogOpen.

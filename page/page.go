@@ -399,7 +399,7 @@ func (t *tab) onEvent(ev any) {
 			// dialog can finish before the answer is back.
 			accept := policy == DialogAccept
 			verb := map[bool]string{true: "accepted", false: "dismissed"}[accept]
-			t.handled = append(t.handled, fmt.Sprintf("%s %q was %s", d.Type, d.Message, verb))
+			t.handled = append(t.handled, fmt.Sprintf("%s %q was %s", d.Type, Defuse(d.Message), verb))
 			select {
 			case t.dialogs <- dialogJob{dialog: d, accept: accept}:
 			default:

@@ -1,0 +1,85 @@
+package extcdp
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/chromedp/cdproto"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+
+	"github.com/livetab/livetab/internal/wire"
+)
+
+// Chrome synthesizes Input.synthesize*Gesture in the browser process and
+// answers when the gesture is over. Measured through the extension
+// (TestRedTeamGesturesWedgeNoBrowser): a tap gesture of a billion taps left
+// the browser answering no tab and the extension away; a tap held, a
+// scroll or a pinch that would take days kept its tab's input busy with no
+// answer. The relay refuses a gesture past what a hand does, on every tab.
+const (
+	// maxGestureTaps is the most taps of one tap gesture.
+	maxGestureTaps = 10
+	// maxPinchScale bounds a pinch's scale factor both ways; a page zooms
+	// at most 5× by pinching.
+	maxPinchScale = 20
+	// maxGestureSeconds bounds how long a gesture may take, as Chrome's
+	// defaults compute it.
+	maxGestureSeconds = 60.0
+)
+
+// guardGesture reports whether it refused m, a gesture too long or too
+// many.
+func (c *Client) guardGesture(m *cdproto.Message) bool {
+	// Chrome's defaults for what a client leaves out.
+	p := struct {
+		TapCount      float64 `json:"tapCount"`
+		Duration      float64 `json:"duration"`
+		XDistance     float64 `json:"xDistance"`
+		YDistance     float64 `json:"yDistance"`
+		XOverscroll   float64 `json:"xOverscroll"`
+		YOverscroll   float64 `json:"yOverscroll"`
+		Speed         float64 `json:"speed"`
+		RepeatCount   float64 `json:"repeatCount"`
+		RepeatDelayMs float64 `json:"repeatDelayMs"`
+		ScaleFactor   float64 `json:"scaleFactor"`
+		RelativeSpeed float64 `json:"relativeSpeed"`
+	}{TapCount: 1, Duration: 50, Speed: 800, RepeatDelayMs: 250, ScaleFactor: 1, RelativeSpeed: 800}
+	if len(m.Params) > 0 {
+		if err := jsonv2.Unmarshal(m.Params, &p, wire.Options); err != nil {
+			c.fail(m.ID, m.SessionID, -32602, fmt.Sprintf("livetab: invalid %s params: %v", m.Method, err))
+			return true
+		}
+	}
+	var seconds float64
+	switch m.Method {
+	case cdproto.CommandInputSynthesizeTapGesture:
+		if p.TapCount > maxGestureTaps {
+			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses a tap gesture of %g taps: at most %d, as Chrome synthesizes them in the browser process, which answers no tab meanwhile; send several", p.TapCount, maxGestureTaps))
+			return true
+		}
+		seconds = math.Max(p.TapCount, 1) * p.Duration / 1000
+	case cdproto.CommandInputSynthesizeScrollGesture:
+		if p.Speed <= 0 {
+			return false // Chrome refuses it
+		}
+		dist := math.Abs(p.XDistance) + math.Abs(p.YDistance) + math.Abs(p.XOverscroll) + math.Abs(p.YOverscroll)
+		seconds = dist/p.Speed*(p.RepeatCount+1) + p.RepeatDelayMs/1000*p.RepeatCount
+	case cdproto.CommandInputSynthesizePinchGesture:
+		if p.ScaleFactor <= 0 || p.RelativeSpeed <= 0 {
+			return false // Chrome refuses it
+		}
+		if p.ScaleFactor > maxPinchScale || p.ScaleFactor < 1.0/maxPinchScale {
+			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses a pinch by %g: at most %d× either way, as the tab takes no other input while the pointers travel", p.ScaleFactor, maxPinchScale))
+			return true
+		}
+		// The pointers travel about 100 px per scale step.
+		seconds = math.Max(p.ScaleFactor, 1/p.ScaleFactor) * 100 / p.RelativeSpeed
+	default:
+		return false
+	}
+	if seconds > maxGestureSeconds || math.IsNaN(seconds) {
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses %s: it would take about %.3g s, and at most %g s are allowed, as the tab takes no other input meanwhile and the command is answered only at its end; make it shorter or faster", m.Method, seconds, maxGestureSeconds))
+		return true
+	}
+	return false
+}

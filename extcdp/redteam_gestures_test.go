@@ -1,0 +1,60 @@
+package extcdp_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/livetab/livetab/internal/browsertest"
+)
+
+// Chrome synthesizes a gesture in the browser process, and answers it when
+// the gesture is over. Through the extension, a tap gesture of a billion
+// taps left the browser answering no tab (another client's tab among
+// them) and the extension away; a scroll or pinch gesture that takes days
+// kept the tab's input busy and its command unanswered for as long. The
+// relay refuses gestures past what a person's hand does, at once and with
+// an error that says the bound, and the browser answers on.
+func TestRedTeamGesturesWedgeNoBrowser(t *testing.T) {
+	if env == nil {
+		browsertest.RequireChromium(t)
+	}
+	for _, tc := range []struct {
+		name   string
+		method string
+		params map[string]any
+	}{
+		{"taps", "Input.synthesizeTapGesture", map[string]any{"x": 10, "y": 10, "tapCount": 1000000000, "duration": 0}},
+		{"longTap", "Input.synthesizeTapGesture", map[string]any{"x": 10, "y": 10, "tapCount": 1, "duration": 1000000000}},
+		{"scrollRepeat", "Input.synthesizeScrollGesture", map[string]any{"x": 10, "y": 10, "yDistance": -1000, "repeatCount": 1000000000, "repeatDelayMs": 0}},
+		{"scrollFar", "Input.synthesizeScrollGesture", map[string]any{"x": 10, "y": 10, "yDistance": -1e12, "speed": 800}},
+		{"pinch", "Input.synthesizePinchGesture", map[string]any{"x": 10, "y": 10, "scaleFactor": 1e9, "relativeSpeed": 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// A browser each: the one before may be down.
+			e := startCrashEnv(t)
+			c := dialCDP(t, e.url)
+			c.bound = 15 * time.Second
+			tid, sid := c.newTab(t, site.URL+"/form?gesture-"+tc.name)
+			defer c.send("", "Target.closeTarget", map[string]any{"targetId": tid})
+			m, err := c.send(sid, tc.method, tc.params)
+			if err != nil {
+				t.Errorf("%s: %v, want a refusal at once", tc.method, err)
+			} else if m.Error == nil || !strings.Contains(m.Error.Message, "at most") {
+				t.Errorf("%s answered %+v, want a refusal saying the bound", tc.method, m.Error)
+			}
+			time.Sleep(time.Second)
+			e.alive(t)
+			if v, err := c.evalJSON(sid, "6*7"); err != nil || v != "42" {
+				t.Errorf("the tab after the gesture: %q %v", v, err)
+			}
+		})
+	}
+	// A gesture a test or a person's hand makes still runs.
+	e := startCrashEnv(t)
+	c := dialCDP(t, e.url)
+	c.bound = 15 * time.Second
+	_, sid := c.newTab(t, site.URL+"/form?gesture-ok")
+	c.must(sid, "Input.synthesizeTapGesture", map[string]any{"x": 10, "y": 10, "tapCount": 2})
+	c.must(sid, "Input.synthesizeScrollGesture", map[string]any{"x": 10, "y": 10, "yDistance": -200, "repeatCount": 2, "repeatDelayMs": 10, "speed": 2000})
+}

@@ -1,0 +1,106 @@
+// Package connlimit bounds what the plain HTTP connections of livetab's
+// loopback servers may cost. Any program on the machine may connect to
+// them without a token; each connection is a goroutine, buffers and a
+// file descriptor, and past the descriptor limit the server accepts no
+// one, not the extension, not an honest client.
+package connlimit
+
+import (
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Defaults for Bound: what a CDP client or the extension needs (one
+// request for /json/version, then a WebSocket), with room.
+const (
+	// MaxConns is how many connections that are not WebSockets may be
+	// open at once.
+	MaxConns = 512
+	// IdleTimeout closes a keep-alive connection that asks nothing more.
+	IdleTimeout = 30 * time.Second
+	// HeaderTimeout bounds a request's headers.
+	HeaderTimeout = 10 * time.Second
+	// MaxHeaderBytes bounds a request's headers: the token rides in the
+	// URL, nothing needs more.
+	MaxHeaderBytes = 64 << 10
+)
+
+// Bound sets srv's timeouts and header limit and keeps at most max of its
+// connections open, WebSockets (hijacked) aside: past max, a new
+// connection closes the oldest idle one, else the oldest that has not
+// sent its headers yet. Connections in the middle of a request are never
+// closed. Call before srv serves.
+func Bound(srv *http.Server, max int) {
+	srv.ReadHeaderTimeout = HeaderTimeout
+	srv.IdleTimeout = IdleTimeout
+	srv.MaxHeaderBytes = MaxHeaderBytes
+	l := &limit{max: max, state: map[net.Conn]*conn{}}
+	prev := srv.ConnState
+	srv.ConnState = func(c net.Conn, st http.ConnState) {
+		l.track(c, st)
+		if prev != nil {
+			prev(c, st)
+		}
+	}
+}
+
+type conn struct {
+	c     net.Conn
+	state http.ConnState
+	since uint64 // order of the last change of state
+}
+
+type limit struct {
+	mu    sync.Mutex
+	max   int
+	seq   uint64
+	state map[net.Conn]*conn
+}
+
+func (l *limit) track(c net.Conn, st http.ConnState) {
+	l.mu.Lock()
+	var evict net.Conn
+	switch st {
+	case http.StateHijacked, http.StateClosed:
+		delete(l.state, c)
+	default:
+		l.seq++
+		e := l.state[c]
+		if e == nil {
+			e = &conn{c: c}
+			l.state[c] = e
+		}
+		e.state, e.since = st, l.seq
+		if st == http.StateNew && len(l.state) > l.max {
+			evict = l.victim(c)
+		}
+	}
+	l.mu.Unlock()
+	if evict != nil {
+		evict.Close()
+	}
+}
+
+// victim is the oldest idle connection, else the oldest one still without
+// its headers other than c.
+func (l *limit) victim(c net.Conn) net.Conn {
+	var idle, fresh *conn
+	for _, e := range l.state {
+		switch {
+		case e.state == http.StateIdle && (idle == nil || e.since < idle.since):
+			idle = e
+		case e.state == http.StateNew && e.c != c && (fresh == nil || e.since < fresh.since):
+			fresh = e
+		}
+	}
+	if idle == nil {
+		idle = fresh
+	}
+	if idle == nil {
+		return nil
+	}
+	delete(l.state, idle.c)
+	return idle.c
+}
