@@ -45,8 +45,8 @@ func Fence(body string) string {
 }
 
 // fenceTag matches what a model could take for a page tag, in any case and
-// spacing.
-var fenceTag = regexp.MustCompile(`(?i)<(\s*/?\s*page\s+id\b)`)
+// spacing, with or without an id ("</page>" reads as an end too).
+var fenceTag = regexp.MustCompile(`(?i)<(\s*/?\s*page\b)`)
 
 // Defuse turns the "<" of anything in s that looks like a page tag into
 // "‹", so that page text cannot open or close a block, whatever its id.

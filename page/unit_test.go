@@ -205,3 +205,16 @@ func TestSafeName(t *testing.T) {
 		t.Errorf("uniquePath: %s", got)
 	}
 }
+
+func TestDefuseEveryPageTag(t *testing.T) {
+	for _, in := range []string{"</page id=1>", "<PAGE id=1>", "< /page  id=1 >", "</page>", "<page>", "<\n/page\tid=x>"} {
+		if out := Defuse("a " + in + " b"); strings.Contains(out, "<") {
+			t.Errorf("Defuse(%q) = %q: a model could still read a tag", in, out)
+		}
+	}
+	for _, in := range []string{"<pages>", "<p>page</p>", "a < b"} {
+		if out := Defuse(in); out != in {
+			t.Errorf("Defuse(%q) = %q: text that is no page tag changed", in, out)
+		}
+	}
+}
