@@ -23,6 +23,69 @@ func (c *Client) sees(t *tab) bool {
 	return t.creator == nil || t.creator == c
 }
 
+// lists reports whether c learns of t unasked, its id, URL and title: in
+// lists of targets, target events, downloads. A client held to the tabs the
+// person shares learns nothing of the person's other tabs (a URL carries a
+// token, a title an inbox's first line); it may still name one, to attach
+// and hear that the person has not shared it. Call with r.mu held.
+func (c *Client) lists(t *tab) bool {
+	return c.sees(t) && (t.creator != nil || !c.sharedOnly() || c.r.mayUse(t))
+}
+
+// sharedOnly reports whether c's policy holds it to the tabs the person
+// shares. Call with r.mu held.
+func (c *Client) sharedOnly() bool {
+	return c.pol.set && c.pol.sharedOnly
+}
+
+// listers are the shared-only clients that list t (nil t: none), for
+// relist after t changed. Call with r.mu held.
+func (r *Relay) listers(t *tab) map[*Client]bool {
+	var l map[*Client]bool
+	for c := range r.clients {
+		if t != nil && c.sharedOnly() && c.lists(t) {
+			if l == nil {
+				l = map[*Client]bool{}
+			}
+			l[c] = true
+		}
+	}
+	return l
+}
+
+// relist tells each shared-only client that t appeared or went for it
+// after a change (the person shared it or stopped), as a target that was
+// created or destroyed: before are the ones that listed it. Call with
+// r.mu held.
+func (r *Relay) relist(t *tab, before map[*Client]bool) {
+	for c := range r.clients {
+		if c.sharedOnly() && before[c] != c.lists(t) {
+			// The sessions of a client that lost t end before it hears
+			// that t is gone, as Chrome detaches before it destroys.
+			r.enforcePolicies(t)
+			break
+		}
+	}
+	for c := range r.clients {
+		if c.sharedOnly() {
+			r.relistFor(c, t, before[c])
+		}
+	}
+}
+
+// relistFor tells c that t appeared or went for it, when c listed it
+// before and does not now, or the other way. Call with r.mu held.
+func (r *Relay) relistFor(c *Client, t *tab, before bool) {
+	now := c.lists(t)
+	switch {
+	case before && !now:
+		r.targetEvent("Target.targetDestroyed", t, func(x *Client) bool { return x == c })
+	case !before && now:
+		r.targetEvent("Target.targetCreated", t, func(x *Client) bool { return x == c })
+		r.autoAttachFor(c, t, r.targetInfo(t))
+	}
+}
+
 // inherit gives a tab that another tab's page opened the owner of that
 // tab. The extension says whose a popup is in its first report; should the
 // link come late, other clients' sessions on the tab end. Call with r.mu

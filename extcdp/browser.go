@@ -105,7 +105,7 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		c.discover = p.Discover
 		if p.Discover {
 			for _, t := range r.tabs {
-				if t.targetID != "" && c.sees(t) {
+				if t.targetID != "" && c.lists(t) {
 					params, _ := jsonv2.Marshal(map[string]*target.Info{"targetInfo": r.targetInfo(t)}, wire.Options)
 					c.deliver(&cdproto.Message{Method: "Target.targetCreated", Params: params})
 				}
@@ -132,8 +132,8 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 			// Announce the existing tabs as attached before the reply, as
 			// Chrome does. The debugger attaches on their first command.
 			for _, t := range r.tabs {
-				if t.targetID != "" && c.sees(t) && attachable(t.info.URL) && !c.hasSessionOn(t) && c.refusal(t) == "" {
-					r.attachedEvent(c, r.newSession(c, t, nil), r.targetInfo(t))
+				if t.targetID != "" {
+					r.autoAttachFor(c, t, r.targetInfo(t))
 				}
 			}
 		}
@@ -258,7 +258,7 @@ func (c *Client) targetInfos() []*target.Info {
 	now := time.Now()
 	infos := []*target.Info{}
 	for _, t := range r.tabs {
-		if t.targetID == "" || !c.sees(t) {
+		if t.targetID == "" || !c.lists(t) {
 			continue
 		}
 		if c.hidden.Hidden(t.targetID, now) {
@@ -267,7 +267,7 @@ func (c *Client) targetInfos() []*target.Info {
 		infos = append(infos, r.targetInfo(t))
 	}
 	for _, ch := range r.children {
-		if ch.info.Type == "iframe" && c.sees(ch.tab) {
+		if ch.info.Type == "iframe" && c.lists(ch.tab) {
 			infos = append(infos, r.childInfo(ch))
 		}
 	}
@@ -311,7 +311,7 @@ func (c *Client) lookupInfo(ctx context.Context, id target.ID) (*target.Info, er
 	r.mu.Lock()
 	for _, ch := range r.children {
 		if ch.targetID == id {
-			if !c.sees(ch.tab) {
+			if !c.lists(ch.tab) {
 				r.mu.Unlock()
 				return nil, noTarget(id)
 			}
@@ -327,6 +327,9 @@ func (c *Client) lookupInfo(ctx context.Context, id target.ID) (*target.Info, er
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if !c.lists(t) {
+		return nil, noTarget(id)
+	}
 	return r.targetInfo(t), nil
 }
 

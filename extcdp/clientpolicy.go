@@ -56,6 +56,10 @@ func (c *Client) setPolicy(ctx context.Context, m *cdproto.Message, sid target.S
 		p.Domains = []string{}
 	}
 	r.mu.Lock()
+	listed := map[*tab]bool{}
+	for _, t := range r.tabs {
+		listed[t] = c.lists(t)
+	}
 	if c.pol.owner == "" {
 		c.pol.owner = randomID()[:16]
 	}
@@ -67,6 +71,9 @@ func (c *Client) setPolicy(ctx context.Context, m *cdproto.Message, sid target.S
 	}
 	for _, t := range r.tabs {
 		r.enforcePolicies(t)
+		if t.targetID != "" && t.announced {
+			r.relistFor(c, t, listed[t])
+		}
 	}
 	c.pol.tabs = nil
 	if c.pol.set && !c.pol.guards && len(c.pol.domains) > 0 {

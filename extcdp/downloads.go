@@ -220,7 +220,7 @@ func (r *Relay) broadcastDownload(dl *download, method cdproto.MethodType, param
 		return
 	}
 	for c := range r.clients {
-		if !c.sees(dl.tab) {
+		if !c.lists(dl.tab) {
 			continue
 		}
 		if c.downloadEvents {

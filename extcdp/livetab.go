@@ -92,7 +92,7 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 		r.mu.Lock()
 		tabs := []livetabcdp.TabEntry{}
 		for _, t := range r.tabs {
-			if t.targetID != "" && c.sees(t) {
+			if t.targetID != "" && c.lists(t) {
 				tabs = append(tabs, livetabcdp.TabEntry{
 					TargetID: t.targetID, TabID: t.id, URL: t.info.URL, Title: t.info.Title,
 					Active: t.info.Active, Shared: t.info.Shared, Created: t.created || t.info.Created && !t.kept,

@@ -166,6 +166,18 @@ func field(v jsonv2.Value, name string) string {
 	return s
 }
 
+// hasEvent reports whether an event method received so far mentions s.
+func (c *rawClient) hasEvent(method, s string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.events {
+		if e.Method == method && strings.Contains(string(e.Params), s) {
+			return true
+		}
+	}
+	return false
+}
+
 // seen reports whether any event received so far mentions s.
 func (c *rawClient) seen(s string) bool {
 	c.mu.Lock()

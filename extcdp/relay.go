@@ -499,7 +499,11 @@ func (r *Relay) refreshTabs(ctx context.Context) error {
 	seen := map[int64]bool{}
 	for _, ti := range tr.Targets {
 		seen[ti.TabID] = true
+		before := r.listers(r.tabs[ti.TabID])
 		if t := r.upsertTab(ti); t.targetID != "" {
+			if t.announced {
+				r.relist(t, before) // shared or unshared since its last report
+			}
 			t.announced = true
 		}
 	}
@@ -529,6 +533,7 @@ func (r *Relay) onFrame(f *wire.Frame) {
 		if jsonv2.Unmarshal(f.Params, &ti, wire.Options) != nil {
 			return
 		}
+		before := r.listers(r.tabs[ti.TabID])
 		t := r.upsertTab(ti)
 		if t.targetID == "" {
 			return
@@ -537,6 +542,7 @@ func (r *Relay) onFrame(f *wire.Frame) {
 		r.checkPopup(t)
 		switch {
 		case t.announced:
+			r.relist(t, before)
 			r.broadcastTarget("Target.targetInfoChanged", t)
 		case ti.Created && t.creator == nil:
 			// createTarget's reply path announces it, once it knows the
@@ -782,21 +788,30 @@ func (r *Relay) announce(t *tab) {
 // and has no session on it yet. Call with r.mu held.
 func (r *Relay) autoAttach(t *tab) {
 	info := r.targetInfo(t)
-	if !attachable(t.info.URL) {
-		return
-	}
 	for c := range r.clients {
-		if c.autoAttach && c.sees(t) && !c.hasSessionOn(t) && c.refusal(t) == "" {
-			r.attachedEvent(c, r.newSession(c, t, nil), info)
-		}
+		r.autoAttachFor(c, t, info)
+	}
+}
+
+// autoAttachFor announces t as attached to c when c auto-attaches, may
+// use t and has no session on it yet. Call with r.mu held.
+func (r *Relay) autoAttachFor(c *Client, t *tab, info *target.Info) {
+	if c.autoAttach && attachable(t.info.URL) && c.lists(t) && !c.hasSessionOn(t) && c.refusal(t) == "" {
+		r.attachedEvent(c, r.newSession(c, t, nil), info)
 	}
 }
 
 // broadcastTarget sends a target event about t to the browser level of
-// every client that discovers targets and may see t, and to every page
+// every client that discovers targets and lists t, and to every page
 // session of those that asked for them (chromedp's WaitNewTarget listens
 // there). Call with r.mu held.
 func (r *Relay) broadcastTarget(method cdproto.MethodType, t *tab) {
+	r.targetEvent(method, t, func(c *Client) bool { return c.lists(t) })
+}
+
+// targetEvent sends a target event about t as broadcastTarget does, to the
+// clients to takes. Call with r.mu held.
+func (r *Relay) targetEvent(method cdproto.MethodType, t *tab, to func(*Client) bool) {
 	var params, attached jsonv2.Value
 	if method == "Target.targetDestroyed" {
 		params, _ = jsonv2.Marshal(map[string]target.ID{"targetId": t.targetID}, wire.Options)
@@ -821,12 +836,12 @@ func (r *Relay) broadcastTarget(method cdproto.MethodType, t *tab) {
 		return params
 	}
 	for c := range r.clients {
-		if c.discover && c.sees(t) {
+		if c.discover && to(c) {
 			c.deliver(&cdproto.Message{Method: method, Params: paramsFor(c)})
 		}
 	}
 	for _, s := range r.sessions {
-		if s.discover && s.client.sees(t) {
+		if s.discover && to(s.client) {
 			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: paramsFor(s.client)})
 		}
 	}

@@ -119,7 +119,8 @@ type GetActiveTabResult struct {
 // is none.
 var GetActiveTab = cdp.Command[cdp.Empty, GetActiveTabResult]{Method: CommandGetActiveTab}
 
-// TabEntry is one tab in Livetab.getTabs.
+// TabEntry is one tab in Livetab.getTabs. A client held to shared tabs
+// (SetPolicyParams.SharedOnly) is told only of the tabs it may use.
 type TabEntry struct {
 	TargetID target.ID `json:"targetId"`
 	TabID    int64     `json:"tabId"` // chrome.tabs id
