@@ -350,21 +350,12 @@ func (c *Client) writeTransfer(p livetabcdp.WriteTransferParams) error {
 // commands (the close of the transfer among them) go on meanwhile.
 func (c *Client) readTransfer(m *cdproto.Message, sid target.SessionID, p livetabcdp.ReadTransferParams) {
 	ts := &c.r.transfers
-	ts.mu.Lock()
-	x, err := ts.mine(c, p.Transfer)
-	if err == nil && x.toPage {
-		err = errors.New("livetab: the transfer is to the page; write it (Livetab.writeTransfer)")
-	}
-	if err == nil && (p.Offset < 0 || p.Offset > x.size) {
-		err = fmt.Errorf("livetab: offset %d is outside the transfer's %d bytes", p.Offset, x.size)
-	}
-	if err == nil && x.reads >= maxReads {
-		err = fmt.Errorf("livetab: %d reads of the transfer are in flight; wait for their answers", x.reads)
-	}
-	if err == nil {
-		x.reads++
-	}
-	ts.mu.Unlock()
+	x, err := ts.startRead(c, p.Transfer, p.Offset, func(x *transfer) error {
+		if x.toPage {
+			return errors.New("livetab: the transfer is to the page; write it (Livetab.writeTransfer)")
+		}
+		return nil
+	})
 	if err != nil {
 		c.failErr(m.ID, sid, err)
 		return
@@ -411,26 +402,39 @@ func (c *Client) readTransfer(m *cdproto.Message, sid target.SessionID, p liveta
 	}()
 }
 
+// startRead finds c's transfer id for a read from offset that kind
+// allows, and counts the read in flight; the reader gives it back.
+func (ts *transfers) startRead(c *Client, id string, offset int64, kind func(*transfer) error) (*transfer, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	x, err := ts.mine(c, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := kind(x); err != nil {
+		return nil, err
+	}
+	if offset < 0 || offset > x.size {
+		return nil, fmt.Errorf("livetab: offset %d is outside the transfer's %d bytes", offset, x.size)
+	}
+	if x.reads >= maxReads {
+		return nil, fmt.Errorf("livetab: %d reads of the transfer are in flight; wait for their answers", x.reads)
+	}
+	x.reads++
+	return x, nil
+}
+
 // transferFile answers the path of the file of c's transfer from the page
 // and how many of its bytes arrived, once more than p.Offset have (or all):
 // off the client's lane, as readTransfer. Only the owner learns the path.
 func (c *Client) transferFile(m *cdproto.Message, sid target.SessionID, p livetabcdp.TransferFileParams) {
 	ts := &c.r.transfers
-	ts.mu.Lock()
-	x, err := ts.mine(c, p.Transfer)
-	if err == nil && (x.toPage || !x.named) {
-		err = errors.New("livetab: only a transfer from the page has a file to read; write this one (Livetab.writeTransfer)")
-	}
-	if err == nil && (p.Offset < 0 || p.Offset > x.size) {
-		err = fmt.Errorf("livetab: offset %d is outside the transfer's %d bytes", p.Offset, x.size)
-	}
-	if err == nil && x.reads >= maxReads {
-		err = fmt.Errorf("livetab: %d reads of the transfer are in flight; wait for their answers", x.reads)
-	}
-	if err == nil {
-		x.reads++
-	}
-	ts.mu.Unlock()
+	x, err := ts.startRead(c, p.Transfer, p.Offset, func(x *transfer) error {
+		if x.toPage || !x.named {
+			return errors.New("livetab: only a transfer from the page has a file to read; write this one (Livetab.writeTransfer)")
+		}
+		return nil
+	})
 	if err != nil {
 		c.failErr(m.ID, sid, err)
 		return
