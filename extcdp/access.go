@@ -6,6 +6,7 @@ import (
 	"github.com/chromedp/cdproto/target"
 
 	"github.com/livetab/livetab/internal/wire"
+	"github.com/livetab/livetab/policy"
 )
 
 // Who may use which tab (docs/decisions/2026-11-23-each-client-owns-the-tabs-it-opens.md).
@@ -24,26 +25,30 @@ func (c *Client) sees(t *tab) bool {
 }
 
 // lists reports whether c learns of t unasked, its id, URL and title: in
-// lists of targets, target events, downloads. A client held to the tabs the
-// person shares learns nothing of the person's other tabs (a URL carries a
-// token, a title an inbox's first line); it may still name one, to attach
-// and hear that the person has not shared it. Call with r.mu held.
+// lists of targets, target events, downloads. A client with a policy
+// learns nothing of the person's tabs it may not use: those the person did
+// not share, for a client held to shared tabs, and those outside its
+// domains (a URL carries a token, a title an inbox's first line). It may
+// still name one, to attach and hear why it may not. Its own tabs it always
+// lists. Call with r.mu held.
 func (c *Client) lists(t *tab) bool {
-	return c.sees(t) && (t.creator != nil || !c.sharedOnly() || c.r.mayUse(t))
+	switch {
+	case !c.sees(t):
+		return false
+	case t.creator != nil || !c.pol.set:
+		return true
+	case c.pol.sharedOnly && !c.r.mayUse(t):
+		return false
+	}
+	return policy.MatchURL(t.info.URL, c.pol.domains)
 }
 
-// sharedOnly reports whether c's policy holds it to the tabs the person
-// shares. Call with r.mu held.
-func (c *Client) sharedOnly() bool {
-	return c.pol.set && c.pol.sharedOnly
-}
-
-// listers are the shared-only clients that list t (nil t: none), for
+// listers are the clients with a policy that list t (nil t: none), for
 // relist after t changed. Call with r.mu held.
 func (r *Relay) listers(t *tab) map[*Client]bool {
 	var l map[*Client]bool
 	for c := range r.clients {
-		if t != nil && c.sharedOnly() && c.lists(t) {
+		if t != nil && c.pol.set && c.lists(t) {
 			if l == nil {
 				l = map[*Client]bool{}
 			}
@@ -53,13 +58,24 @@ func (r *Relay) listers(t *tab) map[*Client]bool {
 	return l
 }
 
-// relist tells each shared-only client that t appeared or went for it
-// after a change (the person shared it or stopped), as a target that was
-// created or destroyed: before are the ones that listed it. Call with
-// r.mu held.
+// moveTo notes that t's main frame is now at url, before the extension's
+// report of the tab: the sessions of the clients whose domains it left
+// end, and the clients that listed it hear it is gone (or, come into
+// their domains, that it is there). Call with r.mu held.
+func (r *Relay) moveTo(t *tab, url string) {
+	before := r.listers(t)
+	t.info.URL = url
+	r.enforcePolicies(t)
+	r.relist(t, before)
+}
+
+// relist tells each client with a policy that t appeared or went for it
+// after a change (the person shared it or stopped, it went into the
+// client's domains or out), as a target that was created or destroyed:
+// before are the ones that listed it. Call with r.mu held.
 func (r *Relay) relist(t *tab, before map[*Client]bool) {
 	for c := range r.clients {
-		if c.sharedOnly() && before[c] != c.lists(t) {
+		if c.pol.set && before[c] != c.lists(t) {
 			// The sessions of a client that lost t end before it hears
 			// that t is gone, as Chrome detaches before it destroys.
 			r.enforcePolicies(t)
@@ -67,7 +83,7 @@ func (r *Relay) relist(t *tab, before map[*Client]bool) {
 		}
 	}
 	for c := range r.clients {
-		if c.sharedOnly() {
+		if c.pol.set {
 			r.relistFor(c, t, before[c])
 		}
 	}

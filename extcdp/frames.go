@@ -259,8 +259,7 @@ func (r *Relay) mainNavigated(t *tab, params jsonv2.Value) {
 	if url == "" || url == t.info.URL {
 		return
 	}
-	t.info.URL = url
-	r.enforcePolicies(t)
+	r.moveTo(t, url)
 }
 
 // refuseUnwatched makes sure, before the first command of a session of a
@@ -298,8 +297,7 @@ func (c *Client) refuseUnwatched(m *cdproto.Message, t *tab, s *session) bool {
 	r.mu.Lock()
 	s.watched = true
 	if u := info.TargetInfo.URL; u != "" && u != t.info.URL {
-		t.info.URL = u
-		r.enforcePolicies(t)
+		r.moveTo(t, u)
 	}
 	why := s.refused
 	r.mu.Unlock()

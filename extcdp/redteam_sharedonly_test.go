@@ -78,3 +78,53 @@ func TestRedTeamSharedOnlySeesNoUnsharedTab(t *testing.T) {
 		t.Errorf("the shared tab is not listed to the shared-only agent: %s", got)
 	}
 }
+
+// A program held to its domains learns nothing of the person's tabs
+// outside them, whether they were there before or went there while it
+// listened; the person's tab on its domains it lists.
+func TestRedTeamDomainsSeeNoTabOutside(t *testing.T) {
+	const secret = "secret-token-9d2e"
+	outside := userTab(t, site.CrossURL+"/form?"+secret) // localhost: another host
+	closeUserTab(t, outside)
+	inside := userTab(t, site.URL+"/form?inside")
+	closeUserTab(t, inside)
+
+	early := dialRaw(t)
+	early.must("", "Target.setDiscoverTargets", map[string]any{"discover": true})
+	a := dialRaw(t)
+	for _, c := range []*rawClient{a, early} {
+		c.must("", livetabcdp.CommandSetPolicy, map[string]any{"domains": []string{"127.0.0.1"}})
+	}
+	a.must("", "Target.setDiscoverTargets", map[string]any{"discover": true})
+	if !early.hasEvent("Target.targetDestroyed", outside) {
+		t.Errorf("an agent that discovered before its domains was not told the tab outside them is gone for it")
+	}
+	for _, m := range []string{"Target.getTargets", livetabcdp.CommandGetTabs} {
+		got := string(a.must("", m, nil))
+		if strings.Contains(got, secret) || strings.Contains(got, outside) {
+			t.Errorf("%s told an agent held to 127.0.0.1 of the person's tab on another host: %s", m, got)
+		}
+		if !strings.Contains(got, inside) {
+			t.Errorf("%s does not list the person's tab on the agent's domain: %s", m, got)
+		}
+	}
+
+	// The person's tab on the domain leaves it: gone for the agent, and
+	// nothing of where it went.
+	b := dialRaw(t)
+	bsid := b.attach(inside)
+	if err := b.navigate(bsid, site.CrossURL+"/form?"+secret+"-2"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the relay to hear the person's tab moved", func() bool {
+		return strings.Contains(string(b.must("", "Target.getTargets", nil)), secret+"-2")
+	})
+	// (Its target id may change with the move to another site: what
+	// matters is that nothing of it reaches the agent.)
+	if got := string(a.must("", "Target.getTargets", nil)); strings.Contains(got, secret) {
+		t.Errorf("the agent held to 127.0.0.1 lists the tab that left for another host: %s", got)
+	}
+	if a.seen(secret) || a.seen(outside) {
+		t.Errorf("an agent held to 127.0.0.1 heard of the person's tabs on another host")
+	}
+}
