@@ -369,27 +369,10 @@ func (c *Client) readTransfer(m *cdproto.Message, sid target.SessionID, p liveta
 		ts.mu.Unlock()
 	}
 	go func() {
-		ctx, cancel := context.WithTimeout(c.ctx, transferTTL)
-		defer cancel()
-		for {
-			ts.mu.Lock()
-			closed, have, more := x.closed, x.written, x.more
-			ts.mu.Unlock()
-			if closed {
-				release()
-				c.failErr(m.ID, sid, errNoTransfer)
-				return
-			}
-			if have >= p.Offset+n {
-				break
-			}
-			select {
-			case <-more:
-			case <-ctx.Done():
-				release()
-				c.failErr(m.ID, sid, errors.New("livetab: the page posted no more bytes in time: its post stopped or never started (was the transfer frame removed?); close the transfer and capture again"))
-				return
-			}
+		if _, err := ts.await(c.ctx, x, func(have int64) bool { return have >= p.Offset+n }); err != nil {
+			release()
+			c.failErr(m.ID, sid, err)
+			return
 		}
 		buf := make([]byte, n)
 		if _, err := x.f.ReadAt(buf, p.Offset); err != nil && !errors.Is(err, io.EOF) {
@@ -440,34 +423,43 @@ func (c *Client) transferFile(m *cdproto.Message, sid target.SessionID, p liveta
 		return
 	}
 	go func() {
-		ctx, cancel := context.WithTimeout(c.ctx, transferTTL)
-		defer cancel()
-		for {
-			ts.mu.Lock()
-			closed, have, more := x.closed, x.written, x.more
-			if closed || have > p.Offset || have == x.size {
-				x.reads--
-			}
-			ts.mu.Unlock()
-			if closed {
-				c.failErr(m.ID, sid, errNoTransfer)
-				return
-			}
-			if have > p.Offset || have == x.size {
-				c.reply(m.ID, sid, &livetabcdp.TransferFileResult{Path: x.path, Written: have, Total: x.size})
-				return
-			}
-			select {
-			case <-more:
-			case <-ctx.Done():
-				ts.mu.Lock()
-				x.reads--
-				ts.mu.Unlock()
-				c.failErr(m.ID, sid, errors.New("livetab: the page posted no more bytes in time: its post stopped or never started (was the transfer frame removed?); close the transfer and capture again"))
-				return
-			}
+		have, err := ts.await(c.ctx, x, func(have int64) bool { return have > p.Offset || have == x.size })
+		ts.mu.Lock()
+		x.reads--
+		ts.mu.Unlock()
+		if err != nil {
+			c.failErr(m.ID, sid, err)
+			return
 		}
+		c.reply(m.ID, sid, &livetabcdp.TransferFileResult{Path: x.path, Written: have, Total: x.size})
 	}()
+}
+
+// errNoMoreBytes: a read waited transferTTL for the page's post.
+var errNoMoreBytes = errors.New("livetab: the page posted no more bytes in time: its post stopped or never started (was the transfer frame removed?); close the transfer and capture again")
+
+// await waits until the bytes of x that ready asks for arrived, x closed,
+// or transferTTL passed, and says how many arrived; the read that waits
+// stays counted in x.reads.
+func (ts *transfers) await(ctx context.Context, x *transfer, ready func(have int64) bool) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, transferTTL)
+	defer cancel()
+	for {
+		ts.mu.Lock()
+		closed, have, more := x.closed, x.written, x.more
+		ts.mu.Unlock()
+		if closed {
+			return 0, errNoTransfer
+		}
+		if ready(have) {
+			return have, nil
+		}
+		select {
+		case <-more:
+		case <-ctx.Done():
+			return 0, errNoMoreBytes
+		}
+	}
 }
 
 // closeTransfer ends c's transfer id, if c has it.
