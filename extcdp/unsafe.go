@@ -78,6 +78,14 @@ func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session)
 		}
 		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab does not close a tab the person opened (Page.close on tab %d): detach with Target.detachFromTarget, or close it on purpose with Livetab.closeTab", t.id))
 		return true
+	case cdproto.CommandPageResetNavigationHistory:
+		// The back/forward list is the person's: their Back button would
+		// no longer lead where they came from.
+		if c.opened(t) {
+			return false
+		}
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses Page.resetNavigationHistory on tab %d, which the person opened: it would wipe the person's back/forward history; use a tab of your own (Target.createTarget)", t.id))
+		return true
 	case cdproto.CommandEmulationSetVirtualTimePolicy:
 		// Chrome has no command that gives a page its real clock back,
 		// only the detach, which another client's session holds off: the
