@@ -100,6 +100,25 @@ func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session)
 		}
 		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses %s on tab %d, which the person opened: %s; use a tab of your own (Target.createTarget)", m.Method, t.id, ownTabOnly[m.Method]))
 		return true
+	case cdproto.CommandEmulationSetDisplayFeaturesOverride:
+		// An empty list of display features took the whole browser down
+		// through chrome.debugger (TestAttackDisplayFeaturesOverride); a
+		// list with a hinge is answered. No features is what clearing
+		// the override gives a desktop page, so that is what is sent.
+		var p struct {
+			Features []jsonv2.Value `json:"features"`
+		}
+		if err := jsonv2.Unmarshal(m.Params, &p, wire.Options); err != nil {
+			c.fail(m.ID, m.SessionID, -32602, fmt.Sprintf("livetab: invalid Emulation.setDisplayFeaturesOverride params: %v", err))
+			return true
+		}
+		if len(p.Features) > 0 {
+			return false
+		}
+		clear := *m
+		clear.Method, clear.Params = cdproto.CommandEmulationClearDisplayFeaturesOverride, jsonv2.Value(`{}`)
+		c.send(&clear, t, sid)
+		return true
 	case cdproto.CommandEmulationSetCPUThrottlingRate:
 		var p struct {
 			Rate float64 `json:"rate"`

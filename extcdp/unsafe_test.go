@@ -336,3 +336,44 @@ func dialCDP(t *testing.T, url string) *rawClient {
 	c.bound = answerBound
 	return c
 }
+
+// TestAttackDisplayFeaturesOverride: Emulation.setDisplayFeaturesOverride
+// with no features, sent through chrome.debugger to a tab of the client's
+// own, took the whole browser down (it exited). The relay sends
+// Emulation.clearDisplayFeaturesOverride instead, which gives a desktop
+// page no features too; a hinge still goes to Chrome. Each is answered and
+// the browser answers on.
+func TestAttackDisplayFeaturesOverride(t *testing.T) {
+	if env == nil {
+		browsertest.RequireChromium(t)
+	}
+	e := startCrashEnv(t)
+	for _, tc := range []struct {
+		name     string
+		features []any
+	}{
+		{"none", []any{}},
+		{"null", nil},
+		{"hinge", []any{map[string]any{"orientation": "vertical", "offset": 600, "maskLength": 20}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.ensure(t)
+			c := dialCDP(t, e.url)
+			id, sid := c.newTab(t, site.URL+"/form?display-features")
+			defer c.call("", "Target.closeTarget", map[string]any{"targetId": id})
+			if _, err := c.evalJSON(sid, "1+1"); err != nil {
+				t.Fatal(err)
+			}
+			c.bound = 10 * time.Second
+			r, err := c.send(sid, "Emulation.setDisplayFeaturesOverride", map[string]any{"features": tc.features})
+			time.Sleep(time.Second) // a crash takes a moment to show
+			e.alive(t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Error != nil {
+				t.Errorf("Emulation.setDisplayFeaturesOverride: %s", r.Error.Message)
+			}
+		})
+	}
+}
