@@ -82,6 +82,7 @@ var undoOf = map[string]undo{
 	"Emulation.setDevicePostureOverride":                 {"Emulation.clearDevicePostureOverride", `{}`, nil},
 	"Emulation.setSafeAreaInsetsOverride":                {"Emulation.setSafeAreaInsetsOverride", `{"insets":{}}`, nil},
 	"Emulation.setSmallViewportHeightDifferenceOverride": {"Emulation.setSmallViewportHeightDifferenceOverride", `{"difference":0}`, nil},
+	"Emulation.setDisplayFeaturesOverride":               {"Emulation.clearDisplayFeaturesOverride", `{}`, nil},
 	"Emulation.setSensorOverrideEnabled":                 {"Emulation.setSensorOverrideEnabled", `{"enabled":false}`, []string{"type"}},
 	// Chrome has no command that ends overrideNetworkState's override;
 	// emulateNetworkConditions without conditions ends it (measured:

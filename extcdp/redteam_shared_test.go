@@ -184,7 +184,7 @@ func TestRedTeamVirtualTimeStopsNoPersonsTab(t *testing.T) {
 
 // TestRedTeamLeftEmulationStaysOnNoTab: client A changes what the person's
 // shared tab reports or how it lays out — data saver, platform, device
-// posture, safe-area insets, the small viewport, a virtual sensor, offline
+// posture, a hinge, safe-area insets, the small viewport, a virtual sensor, offline
 // by navigator.onLine or by a network rule, the CPU count, the visible
 // size, font sizes and families — then dies while B stays. The page must
 // read what it read before A came. For the settings Chrome has no command
@@ -216,6 +216,7 @@ func TestRedTeamLeftEmulationStaysOnNoTab(t *testing.T) {
 		}, false},
 		{"onLine", "String(navigator.onLine)", [][2]any{{"Network.enable", nil}, {"Network.overrideNetworkState", map[string]any{"offline": true, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}}}, false},
 		{"offlineByRule", `fetch("/form?by-rule-" + Math.random()).then(r => String(r.status), e => e.name)`, [][2]any{{"Network.enable", nil}, {"Network.emulateNetworkConditionsByRule", map[string]any{"offline": true, "matchedNetworkConditions": []any{map[string]any{"urlPattern": "", "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}}}}}, false},
+		{"displayFeatures", "String(window.viewport && window.viewport.segments && window.viewport.segments.length)", [][2]any{{"Emulation.setDisplayFeaturesOverride", map[string]any{"features": []any{map[string]any{"orientation": "vertical", "offset": 600, "maskLength": 20}}}}}, false},
 		{"hardwareConcurrency", "String(navigator.hardwareConcurrency)", [][2]any{{"Emulation.setHardwareConcurrencyOverride", map[string]any{"hardwareConcurrency": 64}}}, true},
 		{"visibleSize", "String(innerWidth)", [][2]any{{"Emulation.setVisibleSize", map[string]any{"width": 200, "height": 200}}}, true},
 		{"fontSizes", "getComputedStyle(document.documentElement).fontSize", [][2]any{{"Page.setFontSizes", map[string]any{"fontSizes": map[string]any{"standard": 40}}}}, true},
