@@ -54,11 +54,20 @@ func (c *Client) guardCookies(m *cdproto.Message) bool {
 			URL    string `json:"url"`
 			Domain string `json:"domain"`
 		} `json:"cookies"`
+		Bucket struct {
+			StorageKey string `json:"storageKey"`
+		} `json:"bucket"`
 	}
 	switch m.Method {
 	case cdproto.CommandNetworkGetCookies, cdproto.CommandNetworkDeleteCookies, cdproto.CommandNetworkSetCookie,
 		cdproto.CommandNetworkSetCookies, cdproto.CommandStorageClearDataForOrigin, cdproto.CommandStorageGetUsageAndQuota,
-		"Storage.clearDataForStorageKey":
+		"Storage.clearDataForStorageKey",
+		// Another site's storage bucket deleted, and word each time the
+		// person's other site stores something
+		// (TestRedTeamStorageBucketOfOtherSites).
+		cdproto.CommandStorageDeleteStorageBucket, cdproto.CommandStorageSetStorageBucketTracking,
+		cdproto.CommandStorageTrackCacheStorageForOrigin, cdproto.CommandStorageTrackCacheStorageForStorageKey,
+		cdproto.CommandStorageTrackIndexedDBForOrigin, cdproto.CommandStorageTrackIndexedDBForStorageKey:
 	default:
 		return false
 	}
@@ -71,7 +80,7 @@ func (c *Client) guardCookies(m *cdproto.Message) bool {
 		return true
 	}
 	urls = append(urls, p.URLs...)
-	for _, u := range []string{p.URL, p.Origin, p.StorageKey} {
+	for _, u := range []string{p.URL, p.Origin, p.StorageKey, p.Bucket.StorageKey} {
 		if u != "" {
 			urls = append(urls, u)
 		}
