@@ -82,8 +82,16 @@ var undoOf = map[string]undo{
 	"Emulation.setDevicePostureOverride":                 {"Emulation.clearDevicePostureOverride", `{}`, nil},
 	"Emulation.setSafeAreaInsetsOverride":                {"Emulation.setSafeAreaInsetsOverride", `{"insets":{}}`, nil},
 	"Emulation.setSmallViewportHeightDifferenceOverride": {"Emulation.setSmallViewportHeightDifferenceOverride", `{"difference":0}`, nil},
-	"Emulation.setDisplayFeaturesOverride":               {"Emulation.clearDisplayFeaturesOverride", `{}`, nil},
-	"Emulation.setSensorOverrideEnabled":                 {"Emulation.setSensorOverrideEnabled", `{"enabled":false}`, []string{"type"}},
+	// What the person would see drawn on their page
+	// (TestRedTeamLeftRenderingShowsOnNoTab): grey or blurred, an FPS
+	// meter, layer borders, a banner, a hinge.
+	"Emulation.setEmulatedVisionDeficiency": {"Emulation.setEmulatedVisionDeficiency", `{"type":"none"}`, nil},
+	"Overlay.setShowFPSCounter":             {"Overlay.setShowFPSCounter", `{"show":false}`, nil},
+	"Overlay.setShowDebugBorders":           {"Overlay.setShowDebugBorders", `{"show":false}`, nil},
+	"Overlay.setPausedInDebuggerMessage":    {"Overlay.setPausedInDebuggerMessage", `{}`, nil},
+	"Overlay.setShowHinge":                  {"Overlay.setShowHinge", `{}`, nil},
+	"Emulation.setDisplayFeaturesOverride":  {"Emulation.clearDisplayFeaturesOverride", `{}`, nil},
+	"Emulation.setSensorOverrideEnabled":    {"Emulation.setSensorOverrideEnabled", `{"enabled":false}`, []string{"type"}},
 	// Chrome has no command that ends overrideNetworkState's override;
 	// emulateNetworkConditions without conditions ends it (measured:
 	// navigator.onLine reads true again).
