@@ -333,6 +333,16 @@ func TestAttackBackstopInExtension(t *testing.T) {
 			}
 		}
 	}
+	// No display features took the browser down too
+	// (TestAttackDisplayFeaturesOverride).
+	for _, p := range []map[string]any{{"features": []any{}}, {}} {
+		_, err := b.Call(ctx, "Emulation.setDisplayFeaturesOverride", tab.TabID, p)
+		time.Sleep(time.Second) // a crash takes a moment to show
+		e.alive(t)
+		if err == nil || !strings.Contains(err.Error(), "livetab refuses") {
+			t.Fatalf("Emulation.setDisplayFeaturesOverride %v straight to the extension: %v, want its refusal", p, err)
+		}
+	}
 	// What the extension lets through still works.
 	if _, err := b.Call(ctx, "Page.navigate", tab.TabID, map[string]any{"url": "about:blank"}); err != nil {
 		t.Fatal(err)
