@@ -18,7 +18,8 @@ import (
 // person is logged in to, httpOnly ones included, and
 // Network.clearBrowserCookies, Storage.clearCookies, Storage.clearDataForOrigin
 // and Network.deleteCookies logged the person out of a site the client
-// never opened. The relay refuses the profile-wide ones on every session,
+// never opened; Network.clearBrowserCache emptied the HTTP cache of every
+// site. The relay refuses the profile-wide ones on every session,
 // and to a client with a domain policy it refuses those that name a site
 // outside its domains; a client without one could open that site anyway.
 
@@ -30,6 +31,9 @@ var profileWide = map[cdproto.MethodType]string{
 	"Network.clearBrowserCookies":    "it would log the person out of every site; delete your pages' cookies with Network.deleteCookies",
 	"Storage.clearCookies":           "it would log the person out of every site; delete your pages' cookies with Network.deleteCookies",
 	cdproto.CommandStorageSetCookies: "it sets cookies in the person's whole profile; set your pages' with Network.setCookie",
+	// The HTTP cache is the profile's too: every site the person uses
+	// would load everything again (TestRedTeamClearBrowserCacheWipesThePersons).
+	"Network.clearBrowserCache": "it would empty the HTTP cache of the person's whole profile; to load your pages without it use Network.setCacheDisabled, or reload with Page.reload {ignoreCache: true}",
 }
 
 // guardCookies answers m when it reads or changes the person's cookies or
@@ -50,11 +54,20 @@ func (c *Client) guardCookies(m *cdproto.Message) bool {
 			URL    string `json:"url"`
 			Domain string `json:"domain"`
 		} `json:"cookies"`
+		Bucket struct {
+			StorageKey string `json:"storageKey"`
+		} `json:"bucket"`
 	}
 	switch m.Method {
 	case cdproto.CommandNetworkGetCookies, cdproto.CommandNetworkDeleteCookies, cdproto.CommandNetworkSetCookie,
 		cdproto.CommandNetworkSetCookies, cdproto.CommandStorageClearDataForOrigin, cdproto.CommandStorageGetUsageAndQuota,
-		"Storage.clearDataForStorageKey":
+		"Storage.clearDataForStorageKey",
+		// Another site's storage bucket deleted, and word each time the
+		// person's other site stores something
+		// (TestRedTeamStorageBucketOfOtherSites).
+		cdproto.CommandStorageDeleteStorageBucket, cdproto.CommandStorageSetStorageBucketTracking,
+		cdproto.CommandStorageTrackCacheStorageForOrigin, cdproto.CommandStorageTrackCacheStorageForStorageKey,
+		cdproto.CommandStorageTrackIndexedDBForOrigin, cdproto.CommandStorageTrackIndexedDBForStorageKey:
 	default:
 		return false
 	}
@@ -67,7 +80,7 @@ func (c *Client) guardCookies(m *cdproto.Message) bool {
 		return true
 	}
 	urls = append(urls, p.URLs...)
-	for _, u := range []string{p.URL, p.Origin, p.StorageKey} {
+	for _, u := range []string{p.URL, p.Origin, p.StorageKey, p.Bucket.StorageKey} {
 		if u != "" {
 			urls = append(urls, u)
 		}

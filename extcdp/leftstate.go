@@ -2,6 +2,7 @@ package extcdp
 
 import (
 	"slices"
+	"strings"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 
@@ -23,52 +24,87 @@ import (
 type undo struct {
 	method string
 	params string
+	// from names fields of the original params that the undoing takes
+	// too: they tell one setting of the command from another (a virtual
+	// sensor's type), so each is noted and taken back on its own.
+	from []string
 }
 
 // undoOf maps a command that leaves state on the page to the command that
 // takes it back.
 var undoOf = map[string]undo{
-	"Network.emulateNetworkConditions":            {"Network.emulateNetworkConditions", `{"offline":false,"latency":0,"downloadThroughput":-1,"uploadThroughput":-1}`},
-	"Network.setBlockedURLs":                      {"Network.setBlockedURLs", `{"urls":[]}`},
-	"Network.setExtraHTTPHeaders":                 {"Network.setExtraHTTPHeaders", `{"headers":{}}`},
-	"Network.setCacheDisabled":                    {"Network.setCacheDisabled", `{"cacheDisabled":false}`},
-	"Network.setBypassServiceWorker":              {"Network.setBypassServiceWorker", `{"bypass":false}`},
-	"Network.setUserAgentOverride":                {"Network.setUserAgentOverride", `{"userAgent":""}`},
-	"Emulation.setUserAgentOverride":              {"Emulation.setUserAgentOverride", `{"userAgent":""}`},
-	"Emulation.setScriptExecutionDisabled":        {"Emulation.setScriptExecutionDisabled", `{"value":false}`},
-	"Emulation.setCPUThrottlingRate":              {"Emulation.setCPUThrottlingRate", `{"rate":1}`},
-	"Emulation.setDeviceMetricsOverride":          {"Emulation.clearDeviceMetricsOverride", `{}`},
-	"Emulation.setGeolocationOverride":            {"Emulation.clearGeolocationOverride", `{}`},
-	"Emulation.setIdleOverride":                   {"Emulation.clearIdleOverride", `{}`},
-	"Emulation.setTouchEmulationEnabled":          {"Emulation.setTouchEmulationEnabled", `{"enabled":false}`},
-	"Emulation.setEmitTouchEventsForMouse":        {"Emulation.setEmitTouchEventsForMouse", `{"enabled":false}`},
-	"Emulation.setEmulatedMedia":                  {"Emulation.setEmulatedMedia", `{"media":"","features":[]}`},
-	"Emulation.setFocusEmulationEnabled":          {"Emulation.setFocusEmulationEnabled", `{"enabled":false}`},
-	"Emulation.setTimezoneOverride":               {"Emulation.setTimezoneOverride", `{"timezoneId":""}`},
-	"Emulation.setLocaleOverride":                 {"Emulation.setLocaleOverride", `{}`},
-	"Input.setIgnoreInputEvents":                  {"Input.setIgnoreInputEvents", `{"ignore":false}`},
-	"Page.setInterceptFileChooserDialog":          {"Page.setInterceptFileChooserDialog", `{"enabled":false}`},
-	"Page.setBypassCSP":                           {"Page.setBypassCSP", `{"enabled":false}`},
-	"Page.setWebLifecycleState":                   {"Page.setWebLifecycleState", `{"state":"active"}`},
-	"Security.setIgnoreCertificateErrors":         {"Security.setIgnoreCertificateErrors", `{"ignore":false}`},
-	"Overlay.setInspectMode":                      {"Overlay.setInspectMode", `{"mode":"none"}`},
-	"Debugger.pause":                              {"Debugger.resume", `{}`},
-	"Debugger.enable":                             {"Debugger.disable", `{}`},
-	"Page.startScreencast":                        {"Page.stopScreencast", `{}`},
-	"Animation.setPlaybackRate":                   {"Animation.setPlaybackRate", `{"playbackRate":1}`},
-	"Emulation.setDocumentCookieDisabled":         {"Emulation.setDocumentCookieDisabled", `{"disabled":false}`},
-	"Emulation.setPageScaleFactor":                {"Emulation.setPageScaleFactor", `{"pageScaleFactor":1}`},
-	"Emulation.setAutoDarkModeOverride":           {"Emulation.setAutoDarkModeOverride", `{}`},
-	"Emulation.setAutomationOverride":             {"Emulation.setAutomationOverride", `{"enabled":false}`},
-	"Emulation.setDefaultBackgroundColorOverride": {"Emulation.setDefaultBackgroundColorOverride", `{}`},
-	"Page.setAdBlockingEnabled":                   {"Page.setAdBlockingEnabled", `{"enabled":false}`},
-	"Page.setPrerenderingAllowed":                 {"Page.setPrerenderingAllowed", `{"isAllowed":true}`},
+	"Network.emulateNetworkConditions":            {"Network.emulateNetworkConditions", `{"offline":false,"latency":0,"downloadThroughput":-1,"uploadThroughput":-1}`, nil},
+	"Network.setBlockedURLs":                      {"Network.setBlockedURLs", `{"urls":[]}`, nil},
+	"Network.setExtraHTTPHeaders":                 {"Network.setExtraHTTPHeaders", `{"headers":{}}`, nil},
+	"Network.setCacheDisabled":                    {"Network.setCacheDisabled", `{"cacheDisabled":false}`, nil},
+	"Network.setBypassServiceWorker":              {"Network.setBypassServiceWorker", `{"bypass":false}`, nil},
+	"Network.setUserAgentOverride":                {"Network.setUserAgentOverride", `{"userAgent":""}`, nil},
+	"Emulation.setUserAgentOverride":              {"Emulation.setUserAgentOverride", `{"userAgent":""}`, nil},
+	"Emulation.setScriptExecutionDisabled":        {"Emulation.setScriptExecutionDisabled", `{"value":false}`, nil},
+	"Emulation.setCPUThrottlingRate":              {"Emulation.setCPUThrottlingRate", `{"rate":1}`, nil},
+	"Emulation.setDeviceMetricsOverride":          {"Emulation.clearDeviceMetricsOverride", `{}`, nil},
+	"Emulation.setGeolocationOverride":            {"Emulation.clearGeolocationOverride", `{}`, nil},
+	"Emulation.setIdleOverride":                   {"Emulation.clearIdleOverride", `{}`, nil},
+	"Emulation.setTouchEmulationEnabled":          {"Emulation.setTouchEmulationEnabled", `{"enabled":false}`, nil},
+	"Emulation.setEmitTouchEventsForMouse":        {"Emulation.setEmitTouchEventsForMouse", `{"enabled":false}`, nil},
+	"Emulation.setEmulatedMedia":                  {"Emulation.setEmulatedMedia", `{"media":"","features":[]}`, nil},
+	"Emulation.setFocusEmulationEnabled":          {"Emulation.setFocusEmulationEnabled", `{"enabled":false}`, nil},
+	"Emulation.setTimezoneOverride":               {"Emulation.setTimezoneOverride", `{"timezoneId":""}`, nil},
+	"Emulation.setLocaleOverride":                 {"Emulation.setLocaleOverride", `{}`, nil},
+	"Input.setIgnoreInputEvents":                  {"Input.setIgnoreInputEvents", `{"ignore":false}`, nil},
+	"Page.setInterceptFileChooserDialog":          {"Page.setInterceptFileChooserDialog", `{"enabled":false}`, nil},
+	"Page.setBypassCSP":                           {"Page.setBypassCSP", `{"enabled":false}`, nil},
+	"Page.setWebLifecycleState":                   {"Page.setWebLifecycleState", `{"state":"active"}`, nil},
+	"Security.setIgnoreCertificateErrors":         {"Security.setIgnoreCertificateErrors", `{"ignore":false}`, nil},
+	"Overlay.setInspectMode":                      {"Overlay.setInspectMode", `{"mode":"none"}`, nil},
+	"Debugger.pause":                              {"Debugger.resume", `{}`, nil},
+	"Debugger.enable":                             {"Debugger.disable", `{}`, nil},
+	"Page.startScreencast":                        {"Page.stopScreencast", `{}`, nil},
+	"Animation.setPlaybackRate":                   {"Animation.setPlaybackRate", `{"playbackRate":1}`, nil},
+	"Emulation.setDocumentCookieDisabled":         {"Emulation.setDocumentCookieDisabled", `{"disabled":false}`, nil},
+	"Emulation.setPageScaleFactor":                {"Emulation.setPageScaleFactor", `{"pageScaleFactor":1}`, nil},
+	"Emulation.setAutoDarkModeOverride":           {"Emulation.setAutoDarkModeOverride", `{}`, nil},
+	"Emulation.setAutomationOverride":             {"Emulation.setAutomationOverride", `{"enabled":false}`, nil},
+	"Emulation.setDefaultBackgroundColorOverride": {"Emulation.setDefaultBackgroundColorOverride", `{}`, nil},
+	"Page.setAdBlockingEnabled":                   {"Page.setAdBlockingEnabled", `{"enabled":false}`, nil},
+	"Page.setPrerenderingAllowed":                 {"Page.setPrerenderingAllowed", `{"isAllowed":true}`, nil},
 	// A virtual authenticator answers the person's passkey prompts with
 	// no prompt at all, and what it makes is lost with it; disable removes
 	// the client's authenticators.
-	"WebAuthn.enable": {"WebAuthn.disable", `{}`},
+	"WebAuthn.enable": {"WebAuthn.disable", `{}`, nil},
 	// Frames held until a debugger lets them run would wait for good.
-	"Target.setAutoAttach": {"Target.setAutoAttach", `{"autoAttach":false,"waitForDebuggerOnStart":false}`},
+	"Target.setAutoAttach": {"Target.setAutoAttach", `{"autoAttach":false,"waitForDebuggerOnStart":false}`, nil},
+	// What the person's page reads of the device and the network
+	// (TestRedTeamLeftEmulationStaysOnNoTab): each was measured to stay
+	// until the detach, and to go with these.
+	"Emulation.setDataSaverOverride":                     {"Emulation.setDataSaverOverride", `{}`, nil},
+	"Emulation.setNavigatorOverrides":                    {"Emulation.setNavigatorOverrides", `{"platform":""}`, nil},
+	"Emulation.setDevicePostureOverride":                 {"Emulation.clearDevicePostureOverride", `{}`, nil},
+	"Emulation.setSafeAreaInsetsOverride":                {"Emulation.setSafeAreaInsetsOverride", `{"insets":{}}`, nil},
+	"Emulation.setSmallViewportHeightDifferenceOverride": {"Emulation.setSmallViewportHeightDifferenceOverride", `{"difference":0}`, nil},
+	// What the person would see drawn on their page
+	// (TestRedTeamLeftRenderingShowsOnNoTab): grey or blurred, an FPS
+	// meter, layer borders, a banner, a hinge.
+	"Emulation.setEmulatedVisionDeficiency": {"Emulation.setEmulatedVisionDeficiency", `{"type":"none"}`, nil},
+	"Overlay.setShowFPSCounter":             {"Overlay.setShowFPSCounter", `{"show":false}`, nil},
+	"Overlay.setShowDebugBorders":           {"Overlay.setShowDebugBorders", `{"show":false}`, nil},
+	"Overlay.setPausedInDebuggerMessage":    {"Overlay.setPausedInDebuggerMessage", `{}`, nil},
+	"Overlay.setShowHinge":                  {"Overlay.setShowHinge", `{}`, nil},
+	"Emulation.setDisplayFeaturesOverride":  {"Emulation.clearDisplayFeaturesOverride", `{}`, nil},
+	"Emulation.setSensorOverrideEnabled":    {"Emulation.setSensorOverrideEnabled", `{"enabled":false}`, []string{"type"}},
+	// Chrome has no command that ends overrideNetworkState's override;
+	// emulateNetworkConditions without conditions ends it (measured:
+	// navigator.onLine reads true again).
+	"Network.overrideNetworkState":           {"Network.emulateNetworkConditions", `{"offline":false,"latency":0,"downloadThroughput":-1,"uploadThroughput":-1}`, nil},
+	"Network.emulateNetworkConditionsByRule": {"Network.emulateNetworkConditionsByRule", `{"offline":false,"matchedNetworkConditions":[]}`, nil},
+	// Third-party cookies limited (or their exceptions off) on the
+	// person's page after a reload; the undoing sets all three off, as a
+	// session starts (the protocol's defaults). The test browser blocks third-party cookies
+	// whatever these say, so only TestLeftStateUndoneWithItsParams shows it.
+	"Network.setCookieControls": {"Network.setCookieControls", `{"enableThirdPartyCookieRestriction":false,"disableThirdPartyCookieMetadata":false,"disableThirdPartyCookieHeuristics":false}`, nil},
+	// Chrome traces once for the whole browser: no client could trace
+	// again while the tab stays attached (TestRedTeamLeftTracingBlocksNoOne).
+	"Tracing.start": {"Tracing.end", `{}`, nil},
 }
 
 // leftState is what clients set on one attachment: per client, the keys
@@ -103,10 +139,11 @@ func (r *Relay) noteState(c *Client, t *tab, sid, method string, params jsonv2.V
 		(*ls)[c] = cs
 	}
 	if !script {
-		if !slices.Contains(cs.keys, method) {
-			cs.keys = append(cs.keys, method)
+		key := stateKey(method, params)
+		if !slices.Contains(cs.keys, key) {
+			cs.keys = append(cs.keys, key)
 		}
-		cs.params[method] = params
+		cs.params[key] = params
 		return nil
 	}
 	return func(res jsonv2.Value) {
@@ -120,6 +157,43 @@ func (r *Relay) noteState(c *Client, t *tab, sid, method string, params jsonv2.V
 		cs.scripts = append(cs.scripts, p.Identifier)
 		r.mu.Unlock()
 	}
+}
+
+// stateKey is the key under which a command of undoOf is noted: its
+// method, and the values of the fields its undoing takes from it.
+func stateKey(method string, params jsonv2.Value) string {
+	u := undoOf[method]
+	if len(u.from) == 0 {
+		return method
+	}
+	var p map[string]jsonv2.Value
+	jsonv2.Unmarshal(params, &p, wire.Options)
+	key := method
+	for _, f := range u.from {
+		key += " " + f + "=" + string(p[f])
+	}
+	return key
+}
+
+// undoParams are the params of u's command for a setting made with params:
+// u's own, and the fields named in u.from taken from params.
+func (u undo) undoParams(params jsonv2.Value) string {
+	if len(u.from) == 0 {
+		return u.params
+	}
+	var p, out map[string]jsonv2.Value
+	jsonv2.Unmarshal(params, &p, wire.Options)
+	jsonv2.Unmarshal(jsonv2.Value(u.params), &out, wire.Options)
+	for _, f := range u.from {
+		if v, ok := p[f]; ok {
+			out[f] = v
+		}
+	}
+	b, err := jsonv2.Marshal(out, wire.Options)
+	if err != nil {
+		return u.params
+	}
+	return string(b)
 }
 
 // leftStateOf is where the state of the attachment sid of t is noted.
@@ -168,13 +242,15 @@ func (r *Relay) undoState(t *tab, sid string, ls leftState, c *Client) {
 			}
 		}
 		if kept != nil {
-			send(key, string(kept))
+			method, _, _ := strings.Cut(key, " ")
+			send(method, string(kept))
 			continue
 		}
-		u := undoOf[key]
-		send(u.method, u.params)
+		method, _, _ := strings.Cut(key, " ")
+		u := undoOf[method]
+		send(u.method, u.undoParams(cs.params[key]))
 		if sid == "" {
-			t.setup = dropSetup(t.setup, key)
+			t.setup = dropSetup(t.setup, method)
 		}
 		if key == "Target.setAutoAttach" {
 			// The frames it already held run.

@@ -1,7 +1,10 @@
 package extcdp_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/livetab/livetab/livetabcdp"
@@ -68,5 +71,49 @@ func TestRedTeamCommandsThatWipeThePersonsLogins(t *testing.T) {
 		if res, err := b.call(bsid, m, nil); err == nil || !strings.Contains(err.Error(), "livetab refuses") {
 			t.Errorf("%s without a policy: %.200s %v", m, res, err)
 		}
+	}
+}
+
+// TestRedTeamClearBrowserCacheWipesThePersons: a client asks, through its
+// own tab's session, for Network.clearBrowserCache. Chrome runs it on the
+// profile: every site the person uses would load everything again (a
+// cached page the person opened offline would be gone). A response the
+// person's tab cached must still come from the cache, and the client
+// must be told what to do instead.
+func TestRedTeamClearBrowserCacheWipesThePersons(t *testing.T) {
+	var loads atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/cached" {
+			loads.Add(1)
+			w.Header().Set("Cache-Control", "max-age=3600")
+			w.Write([]byte("cached body"))
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("<title>person</title>"))
+	}))
+	t.Cleanup(srv.Close)
+	ep, tok := endpoint(t)
+	person := userTab(t, srv.URL+"/page")
+	closeUserTab(t, person)
+	p := dialRawTo(t, ep, tok)
+	psid := p.attach(person)
+	fetchCached := `fetch("/cached").then(r => r.text())`
+	p.eval(psid, fetchCached)
+	p.eval(psid, fetchCached)
+	if n := loads.Load(); n != 1 {
+		t.Fatalf("the person's tab loaded /cached %d times before the attack, want 1 (from the cache the second time)", n)
+	}
+
+	a := dialRawTo(t, ep, tok)
+	_, sid := a.open(site.URL + "/form?cache-wiper")
+	a.eval(sid, "1")
+	_, err := a.call(sid, "Network.clearBrowserCache", nil)
+	p.eval(psid, fetchCached)
+	if n := loads.Load(); n != 1 {
+		t.Errorf("Network.clearBrowserCache (%v) wiped the person's HTTP cache: /cached loaded %d times", err, n)
+	}
+	if err == nil || !strings.Contains(err.Error(), "livetab refuses") || !strings.Contains(err.Error(), "Network.setCacheDisabled") {
+		t.Errorf("Network.clearBrowserCache: %v, want a refusal that says to use Network.setCacheDisabled", err)
 	}
 }

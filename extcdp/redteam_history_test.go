@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+
+	"github.com/livetab/livetab/internal/wire"
 	"github.com/livetab/livetab/livetabcdp"
 )
 
@@ -99,5 +102,52 @@ func TestRedTeamHistoryLeavesTheDomains(t *testing.T) {
 			t.Errorf("%s: A, held to 127.0.0.1, read the person's page outside its domains: %s", how, read)
 		}
 		a.ws.CloseNow()
+	}
+}
+
+// TestRedTeamResetHistoryOfThePersonsTab: a client attached to a tab the
+// person opened sends Page.resetNavigationHistory. Chrome wipes the tab's
+// back/forward list: the person's Back button would no longer lead where
+// they came from. The relay refuses it there and says to open a tab; on a
+// tab the client created it still resets.
+func TestRedTeamResetHistoryOfThePersonsTab(t *testing.T) {
+	entries := func(c *rawClient, sid string) int {
+		t.Helper()
+		var h struct {
+			Entries []struct{} `json:"entries"`
+		}
+		jsonv2.Unmarshal(c.must(sid, "Page.getNavigationHistory", nil), &h, wire.Options)
+		return len(h.Entries)
+	}
+	twoPages := func(c *rawClient, sid, name string) {
+		t.Helper()
+		if err := c.navigate(sid, site.URL+"/form?"+name+"-2"); err != nil {
+			t.Fatal(err)
+		}
+		c.eval(sid, "document.readyState")
+		if n := entries(c, sid); n < 2 {
+			t.Fatalf("%s: %d history entries after a navigation, want 2", name, n)
+		}
+	}
+	person := userTab(t, site.URL+"/form?reset-history-1")
+	closeUserTab(t, person)
+	a := dialRaw(t)
+	sid := a.attach(person)
+	a.eval(sid, "1")
+	twoPages(a, sid, "reset-history")
+	_, err := a.call(sid, "Page.resetNavigationHistory", nil)
+	if n := entries(a, sid); n < 2 {
+		t.Errorf("Page.resetNavigationHistory (%v) wiped the history of the person's tab: %d entries left", err, n)
+	}
+	if err == nil || !strings.Contains(err.Error(), "Target.createTarget") {
+		t.Errorf("Page.resetNavigationHistory on the person's tab: %v, want a refusal that says to open a tab", err)
+	}
+
+	_, own := a.open(site.URL + "/form?own-reset-history-1")
+	a.eval(own, "1")
+	twoPages(a, own, "own-reset-history")
+	a.must(own, "Page.resetNavigationHistory", nil)
+	if n := entries(a, own); n != 1 {
+		t.Errorf("Page.resetNavigationHistory on the client's own tab left %d entries, want 1", n)
 	}
 }

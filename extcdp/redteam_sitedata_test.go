@@ -3,6 +3,7 @@ package extcdp_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/livetab/livetab/livetabcdp"
 )
@@ -80,4 +81,66 @@ func TestRedTeamSiteDataOfOtherSites(t *testing.T) {
 			seed()
 		}
 	}
+}
+
+// TestRedTeamStorageBucketOfOtherSites: a client held to its domains asks,
+// through its own tab's session, to hear of the storage of a site outside
+// them, which the person uses (Storage.track*, setStorageBucketTracking),
+// and to delete a storage bucket of it. Chrome runs these on the profile
+// by origin or storage key: the client would hear each time the person's
+// other site stores something, and the site would lose what it keeps in
+// the bucket.
+func TestRedTeamStorageBucketOfOtherSites(t *testing.T) {
+	srv, tok := endpoint(t)
+	cross := strings.TrimSuffix(site.CrossURL, "/")
+	person := userTab(t, cross+"/form?bucket")
+	closeUserTab(t, person)
+	p := dialRawTo(t, srv, tok)
+	psid := p.attach(person)
+	p.eval(psid, "1")
+
+	a := dialRawTo(t, srv, tok)
+	a.must("", livetabcdp.CommandSetPolicy, map[string]any{"domains": []string{"127.0.0.1"}})
+	_, sid := a.open(site.URL + "/form?bucket-wiper")
+	a.eval(sid, "1")
+	for _, c := range []struct {
+		method string
+		params map[string]any
+	}{
+		{"Storage.trackCacheStorageForOrigin", map[string]any{"origin": cross}},
+		{"Storage.trackIndexedDBForOrigin", map[string]any{"origin": cross}},
+		{"Storage.trackCacheStorageForStorageKey", map[string]any{"storageKey": cross + "/"}},
+		{"Storage.trackIndexedDBForStorageKey", map[string]any{"storageKey": cross + "/"}},
+		{"Storage.setStorageBucketTracking", map[string]any{"storageKey": cross + "/", "enable": true}},
+	} {
+		if _, err := a.call(sid, c.method, c.params); err == nil || !strings.Contains(err.Error(), "outside the domains") {
+			t.Errorf("%s of another site: %v, want a refusal naming the domains", c.method, err)
+		}
+	}
+
+	const buckets = `navigator.storageBuckets.keys().then(k => k.join())`
+	p.eval(psid, `navigator.storageBuckets.open("vault").then(b => b.caches.open("c")).then(c => c.put("/secret", new Response("secret-in-bucket"))).then(() => caches.open("c2")).then(() => new Promise(ok => { const r = indexedDB.open("db2", 1); r.onupgradeneeded = () => r.result.createObjectStore("s"); r.onsuccess = () => { r.result.close(); ok(true) } }))`)
+	if got := p.eval(psid, buckets); got != "vault" {
+		t.Fatalf("seeding the person's bucket: %q", got)
+	}
+	_, err := a.call(sid, "Storage.deleteStorageBucket", map[string]any{"bucket": map[string]any{"storageKey": cross + "/", "name": "vault"}})
+	time.Sleep(time.Second) // Chrome deletes after it answers
+	if got := p.eval(psid, buckets); got != "vault" {
+		t.Errorf("Storage.deleteStorageBucket (%v) deleted the person's bucket of a site outside the client's domains: buckets now %q", err, got)
+	}
+	if err == nil || !strings.Contains(err.Error(), "outside the domains") {
+		t.Errorf("Storage.deleteStorageBucket of another site: %v, want a refusal naming the domains", err)
+	}
+	a.mu.Lock()
+	for _, e := range a.events {
+		if strings.HasPrefix(e.Method, "Storage.") && strings.Contains(string(e.Params), cross) {
+			t.Errorf("the client heard of the person's storage of a site outside its domains: %s %.200s", e.Method, e.Params)
+		}
+	}
+	a.mu.Unlock()
+
+	// Its own site's bucket it may delete.
+	a.eval(sid, `navigator.storageBuckets.open("mine").then(() => true)`)
+	a.must(sid, "Storage.deleteStorageBucket", map[string]any{"bucket": map[string]any{"storageKey": site.URL + "/", "name": "mine"}})
+	a.must(sid, "Storage.trackCacheStorageForOrigin", map[string]any{"origin": site.URL})
 }

@@ -49,6 +49,20 @@ var browserSchemes = map[string]bool{
 	"filesystem": true, "isolated-app": true, "edge": true,
 }
 
+// ownTabOnly says why each of these is refused on a tab the client did
+// not open (or its popups). Chrome has no command that takes back the
+// ones that set something: only the detach, which another client's session
+// on the person's tab holds off (TestRedTeamVirtualTimeStopsNoPersonsTab,
+// TestRedTeamLeftEmulationStaysOnNoTab).
+var ownTabOnly = map[cdproto.MethodType]string{
+	cdproto.CommandPageResetNavigationHistory:              "it would wipe the person's back/forward history",
+	cdproto.CommandEmulationSetVirtualTimePolicy:           "Chrome gives a page its clock back only when the debugger leaves it",
+	cdproto.CommandEmulationSetHardwareConcurrencyOverride: "Chrome gives a page its CPU count back only when the debugger leaves it",
+	"Emulation.setVisibleSize":                             "Chrome gives a page its size back only when the debugger leaves it",
+	cdproto.CommandPageSetFontSizes:                        "Chrome gives a page the person's font sizes back only when the debugger leaves it",
+	cdproto.CommandPageSetFontFamilies:                     "Chrome gives a page the person's fonts back only when the debugger leaves it",
+}
+
 // opened reports whether t is c's own: a tab it created, or a popup of one.
 func (c *Client) opened(t *tab) bool {
 	c.r.mu.Lock()
@@ -78,14 +92,32 @@ func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session)
 		}
 		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab does not close a tab the person opened (Page.close on tab %d): detach with Target.detachFromTarget, or close it on purpose with Livetab.closeTab", t.id))
 		return true
-	case cdproto.CommandEmulationSetVirtualTimePolicy:
-		// Chrome has no command that gives a page its real clock back,
-		// only the detach, which another client's session holds off: the
-		// person's page would keep its timers stopped.
+	case cdproto.CommandPageResetNavigationHistory, cdproto.CommandEmulationSetVirtualTimePolicy,
+		cdproto.CommandEmulationSetHardwareConcurrencyOverride, "Emulation.setVisibleSize",
+		cdproto.CommandPageSetFontSizes, cdproto.CommandPageSetFontFamilies:
 		if c.opened(t) {
 			return false
 		}
-		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses Emulation.setVirtualTimePolicy on tab %d, which the person opened: Chrome gives a page its clock back only when the debugger leaves it; use a tab of your own (Target.createTarget)", t.id))
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses %s on tab %d, which the person opened: %s; use a tab of your own (Target.createTarget)", m.Method, t.id, ownTabOnly[m.Method]))
+		return true
+	case cdproto.CommandEmulationSetDisplayFeaturesOverride:
+		// An empty list of display features took the whole browser down
+		// through chrome.debugger (TestAttackDisplayFeaturesOverride); a
+		// list with a hinge is answered. No features is what clearing
+		// the override gives a desktop page, so that is what is sent.
+		var p struct {
+			Features []jsonv2.Value `json:"features"`
+		}
+		if err := jsonv2.Unmarshal(m.Params, &p, wire.Options); err != nil {
+			c.fail(m.ID, m.SessionID, -32602, fmt.Sprintf("livetab: invalid Emulation.setDisplayFeaturesOverride params: %v", err))
+			return true
+		}
+		if len(p.Features) > 0 {
+			return false
+		}
+		clear := *m
+		clear.Method, clear.Params = cdproto.CommandEmulationClearDisplayFeaturesOverride, jsonv2.Value(`{}`)
+		c.send(&clear, t, sid)
 		return true
 	case cdproto.CommandEmulationSetCPUThrottlingRate:
 		var p struct {

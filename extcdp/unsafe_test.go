@@ -28,6 +28,9 @@ const answerBound = 5 * time.Second
 // crashEnv is a test browser for inputs that may crash it, with an endpoint
 // on its relay and a canary tab that must keep answering.
 type crashEnv struct {
+	// root is the test that started the env: what ensure starts lives
+	// as long as it, not as the subtest that happened to restart it.
+	root   *testing.T
 	env    *browsertest.Env
 	url    string
 	canary *rawClient
@@ -37,7 +40,7 @@ type crashEnv struct {
 func startCrashEnv(t *testing.T) *crashEnv {
 	t.Helper()
 	browsertest.RequireChromium(t)
-	e := &crashEnv{}
+	e := &crashEnv{root: t}
 	t.Cleanup(func() {
 		if e.env != nil {
 			e.env.Close()
@@ -67,10 +70,19 @@ func (e *crashEnv) ensure(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(e.env.Relay.Handler(extcdp.HandlerOptions{Token: "crash-token"}))
-	t.Cleanup(srv.Close)
+	e.root.Cleanup(srv.Close)
 	e.url = e.env.Relay.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), "crash-token")
-	e.canary = dialCDP(t, e.url)
-	_, e.csid = e.canary.newTab(t, site.URL+"/form?canary")
+	e.canary = dialCDP(e.root, e.url)
+	// Not newTab: its failure would end root from t's goroutine.
+	ct, err := e.canary.call("", "Target.createTarget", map[string]any{"url": site.URL + "/form?canary"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, err := e.canary.call("", "Target.attachToTarget", map[string]any{"targetId": field(ct, "targetId"), "flatten": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.csid = field(at, "sessionId")
 }
 
 // alive fails the test unless the person's browser is still up: the
@@ -321,6 +333,16 @@ func TestAttackBackstopInExtension(t *testing.T) {
 			}
 		}
 	}
+	// No display features took the browser down too
+	// (TestAttackDisplayFeaturesOverride).
+	for _, p := range []map[string]any{{"features": []any{}}, {}} {
+		_, err := b.Call(ctx, "Emulation.setDisplayFeaturesOverride", tab.TabID, p)
+		time.Sleep(time.Second) // a crash takes a moment to show
+		e.alive(t)
+		if err == nil || !strings.Contains(err.Error(), "livetab refuses") {
+			t.Fatalf("Emulation.setDisplayFeaturesOverride %v straight to the extension: %v, want its refusal", p, err)
+		}
+	}
 	// What the extension lets through still works.
 	if _, err := b.Call(ctx, "Page.navigate", tab.TabID, map[string]any{"url": "about:blank"}); err != nil {
 		t.Fatal(err)
@@ -335,4 +357,71 @@ func dialCDP(t *testing.T, url string) *rawClient {
 	c := dialRawURL(t, url)
 	c.bound = answerBound
 	return c
+}
+
+// TestAttackDisplayFeaturesOverride: Emulation.setDisplayFeaturesOverride
+// with no features, sent through chrome.debugger to a tab of the client's
+// own, took the whole browser down (it exited). The relay sends
+// Emulation.clearDisplayFeaturesOverride instead, which gives a desktop
+// page no features too; a hinge still goes to Chrome. Each is answered and
+// the browser answers on.
+func TestAttackDisplayFeaturesOverride(t *testing.T) {
+	if env == nil {
+		browsertest.RequireChromium(t)
+	}
+	e := startCrashEnv(t)
+	for _, tc := range []struct {
+		name     string
+		features []any
+	}{
+		{"none", []any{}},
+		{"null", nil},
+		{"hinge", []any{map[string]any{"orientation": "vertical", "offset": 600, "maskLength": 20}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.ensure(t)
+			c := dialCDP(t, e.url)
+			id, sid := c.newTab(t, site.URL+"/form?display-features")
+			defer c.call("", "Target.closeTarget", map[string]any{"targetId": id})
+			if _, err := c.evalJSON(sid, "1+1"); err != nil {
+				t.Fatal(err)
+			}
+			c.bound = 10 * time.Second
+			r, err := c.send(sid, "Emulation.setDisplayFeaturesOverride", map[string]any{"features": tc.features})
+			time.Sleep(time.Second) // a crash takes a moment to show
+			e.alive(t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Error != nil {
+				t.Errorf("Emulation.setDisplayFeaturesOverride: %s", r.Error.Message)
+			}
+		})
+	}
+}
+
+// TestCrashEnvServesLaterSubtests: after a subtest's attack took the
+// browser down and ensure started another, the next subtests must still
+// reach the new browser through the endpoint, and the canary must answer:
+// both belong to the test, not to the subtest that happened to restart.
+func TestCrashEnvServesLaterSubtests(t *testing.T) {
+	if env == nil {
+		browsertest.RequireChromium(t)
+	}
+	e := startCrashEnv(t)
+	t.Run("down", func(t *testing.T) {
+		e.env.Browser.Close() // as a crash would
+		e.ensure(t)
+		e.alive(t)
+	})
+	t.Run("after", func(t *testing.T) {
+		e.ensure(t)
+		e.alive(t)
+		c := dialCDP(t, e.url)
+		id, sid := c.newTab(t, site.URL+"/form?after-restart")
+		defer c.call("", "Target.closeTarget", map[string]any{"targetId": id})
+		if v, err := c.evalJSON(sid, "6*7"); err != nil || v != "42" {
+			t.Fatalf("a new tab after the restart: %q %v", v, err)
+		}
+	})
 }

@@ -14,7 +14,7 @@ import { answerChallenge, newNonce } from './lib/pairing.js';
 import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
 import { parsePolicy, policyOwner } from './lib/policy.js';
 import { FIRST_RULE_ID, closedRules, drivenRules, popupRules } from './lib/popups.js';
-import { navigateRefusal, needsTabUrl } from './lib/unsafe.js';
+import { commandRefusal, navigateRefusal, needsTabUrl } from './lib/unsafe.js';
 import { readActivity } from './lib/activity.js';
 
 /**
@@ -715,6 +715,10 @@ function request(sock, f) {
     return;
   } else if (atOwnPage.has(f.tabId)) {
     send(sock, errorText(id, { code: SERVER_ERROR, message: `livetab: tab ${f.tabId} went to a page of the livetab extension itself, which no program may drive; open a tab of your own` }));
+    return;
+  } else if (commandRefusal(method, f.params)) {
+    // A backstop, as for Page.navigate: the relay never sends these.
+    send(sock, errorText(id, { code: SERVER_ERROR, message: commandRefusal(method, f.params) }));
     return;
   } else if (method === 'Page.navigate') {
     p = navigate(f.tabId, f.sessionId, f.params);

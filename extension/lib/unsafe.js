@@ -66,3 +66,22 @@ function withoutFragment(u) {
   const i = h.indexOf('#');
   return i < 0 ? h : h.slice(0, i);
 }
+
+/**
+ * Why a command other than Page.navigate must not reach chrome.debugger,
+ * or '' when it may. Emulation.setDisplayFeaturesOverride with no features
+ * made the whole browser exit (measured on Chromium 156); the relay sends
+ * Emulation.clearDisplayFeaturesOverride instead.
+ * @param {string} method
+ * @param {unknown} params
+ * @returns {string}
+ */
+export function commandRefusal(method, params) {
+  if (method === 'Emulation.setDisplayFeaturesOverride') {
+    const features = /** @type {{features?: unknown} | undefined} */ (params)?.features;
+    if (!Array.isArray(features) || features.length === 0) {
+      return 'livetab refuses Emulation.setDisplayFeaturesOverride without features: it crashes the browser through chrome.debugger; send Emulation.clearDisplayFeaturesOverride instead';
+    }
+  }
+  return '';
+}

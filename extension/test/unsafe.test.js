@@ -1,7 +1,7 @@
 // @ts-check
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { navigateRefusal } from '../lib/unsafe.js';
+import { commandRefusal, navigateRefusal } from '../lib/unsafe.js';
 
 test('schemes a tab may be navigated to', () => {
   for (const url of ['http://127.0.0.1/x', 'https://example.com/#a', 'file:///tmp/a', 'data:text/html,hi',
@@ -25,4 +25,13 @@ test('same-document navigations of about:blank', () => {
   assert.equal(navigateRefusal('about:blank#x', 'http://127.0.0.1/form'), '');
   assert.equal(navigateRefusal('http://127.0.0.1/form#x', 'http://127.0.0.1/form'), '');
   assert.equal(navigateRefusal('about:blank?q#x', 'about:blank'), '');
+});
+
+test('display features that crash the browser', () => {
+  for (const params of [{ features: [] }, {}, undefined, { features: null }]) {
+    assert.match(commandRefusal('Emulation.setDisplayFeaturesOverride', params), /livetab refuses/, JSON.stringify(params));
+  }
+  assert.equal(commandRefusal('Emulation.setDisplayFeaturesOverride',
+    { features: [{ orientation: 'vertical', offset: 600, maskLength: 20 }] }), '');
+  assert.equal(commandRefusal('Runtime.evaluate', { expression: '1' }), '');
 });
