@@ -82,7 +82,7 @@ func (s *Server) captureTool(ctx context.Context, a captureArgs, out *toolOut) (
 		return page.Result{}, err
 	}
 	out.structured = captureOutput{
-		Path: res.Location, Name: res.Name, MIME: res.MIME, Size: res.Size, SHA256: res.SHA256,
+		Path: res.Location, Name: page.Defuse(res.Name), MIME: res.MIME, Size: res.Size, SHA256: res.SHA256,
 		Source: res.Source, Method: res.Rung.String(), Width: res.Width, Height: res.Height,
 	}
 	out.extra = append(out.extra, &mcp.ResourceLink{
@@ -90,16 +90,18 @@ func (s *Server) captureTool(ctx context.Context, a captureArgs, out *toolOut) (
 		Description: "sha256 " + res.SHA256,
 	})
 	// The file's name is said once: in its path, unless it was saved
-	// under another.
-	where := res.Location
+	// under another. Either is the site's or the page's words (its
+	// Content-Disposition, an image's description): in a page block.
+	where := "path: " + res.Location
 	if filepath.Base(res.Location) != res.Name {
-		where = res.Name + " to " + res.Location
+		where = "name: " + res.Name + "\n" + where
 	}
 	// How it was read is in the structured result.
-	text := fmt.Sprintf("saved %s (%s, %d bytes, sha256 %s)", where, res.MIME, res.Size, res.SHA256)
+	text := fmt.Sprintf("saved a file (%s, %d bytes, sha256 %s", res.MIME, res.Size, res.SHA256)
 	if res.Width > 0 {
-		text += fmt.Sprintf("; %dx%d", res.Width, res.Height)
+		text += fmt.Sprintf(", %dx%d", res.Width, res.Height)
 	}
+	text += "):\n" + page.Fence(where)
 	r := page.Result{Text: text}
 	if strings.HasPrefix(res.MIME, "image/") && res.Size <= inlineImageMax && res.MIME != "image/svg+xml" {
 		if b, err := os.ReadFile(res.Location); err == nil {

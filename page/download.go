@@ -139,15 +139,17 @@ func (a *action) finishDownloads(dls []*download) string {
 			}
 			f, ferr := t.p.keepDownload(d, path)
 			if ferr != nil {
-				lines = append(lines, fmt.Sprintf("downloaded %s, but %v", d.url, ferr))
+				lines = append(lines, fmt.Sprintf("downloaded a file, but %v; its URL:\n%s", ferr, wrapUntrusted(d.url)))
 				continue
 			}
 			a.downloads = append(a.downloads, f)
-			lines = append(lines, fmt.Sprintf("downloaded %s (%d bytes, %s, sha256 %s) from %s", f.Path, f.Size, f.MIME, f.SHA256, f.URL))
+			// The file's name is the site's: words for the model, as
+			// the page's title is, so it goes in a page block.
+			lines = append(lines, fmt.Sprintf("downloaded a file (%d bytes, %s, sha256 %s):\n%s", f.Size, f.MIME, f.SHA256, wrapUntrusted("path: "+f.Path+"\nurl: "+f.URL)))
 		case st == browser.DownloadProgressStateCanceled:
-			lines = append(lines, "the download of "+d.url+" was canceled")
+			lines = append(lines, "a download was canceled; its URL:\n"+wrapUntrusted(d.url))
 		case err != nil:
-			lines = append(lines, fmt.Sprintf("the download of %s did not finish within %v; it goes on into %s", d.url, DefaultDownloadWait, t.p.cfg.downloadDir))
+			lines = append(lines, fmt.Sprintf("a download did not finish within %v; it goes on into %s; its URL:\n%s", DefaultDownloadWait, t.p.cfg.downloadDir, wrapUntrusted(d.url)))
 		}
 	}
 	return strings.Join(lines, "; ")

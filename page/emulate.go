@@ -146,7 +146,8 @@ func (a *action) pdf(o PDFArgs) (string, error) {
 		return "", fmt.Errorf("saving the PDF: %w", err)
 	}
 	sum := sha256.Sum256(res.Data)
-	return fmt.Sprintf("saved %s (%d bytes, application/pdf, sha256 %s)", path, len(res.Data), hex.EncodeToString(sum[:])), nil
+	// Named after the page's title: the page's words, in a page block.
+	return fmt.Sprintf("saved a PDF (%d bytes, application/pdf, sha256 %s):\n%s", len(res.Data), hex.EncodeToString(sum[:]), wrapUntrusted("path: "+path)), nil
 }
 
 // StorageArgs are the arguments of browser_storage.

@@ -473,7 +473,7 @@ func blockedNote(bs []blockedReq) []string {
 		if b.main {
 			what = "the navigation"
 		}
-		out = append(out, fmt.Sprintf("%s to %s was blocked: %v", what, b.url, b.err))
+		out = append(out, fmt.Sprintf("%s was blocked: %v; its URL:\n%s", what, b.err, wrapUntrusted(b.url)))
 	}
 	return out
 }

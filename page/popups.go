@@ -84,7 +84,7 @@ func (p *Page) popupNotes(ctx context.Context, t *tab, m popupMark) []string {
 		if err := p.popupRefused(ctx, t, url); err != nil {
 			p.closePopup(t, pp.id)
 			if !t.blockedURL(url) {
-				notes = append(notes, fmt.Sprintf("blocked a popup to %s: %v", url, err))
+				notes = append(notes, fmt.Sprintf("blocked a popup: %v; its URL:\n%s", err, wrapUntrusted(url)))
 			}
 			continue
 		}
@@ -100,7 +100,9 @@ func (p *Page) popupNotes(ctx context.Context, t *tab, m popupMark) []string {
 			}
 		}
 		p.tabsMu.Unlock()
-		notes = append(notes, fmt.Sprintf("opened a new tab %s at %s (switch to it with its id)", id, url))
+		// A URL is the page's words (a path needs no spaces): in a
+		// page block, as after a navigation.
+		notes = append(notes, fmt.Sprintf("opened a new tab %s (switch to it with its id) at:\n%s", id, wrapUntrusted(url)))
 	}
 	for _, o := range asked {
 		if seen[o.url] {
@@ -111,11 +113,11 @@ func (p *Page) popupNotes(ctx context.Context, t *tab, m popupMark) []string {
 			t.mu.Lock()
 			t.lateBlocked = append(t.lateBlocked, o.url)
 			t.mu.Unlock()
-			notes = append(notes, fmt.Sprintf("blocked a popup to %s: %v", o.url, err))
+			notes = append(notes, fmt.Sprintf("blocked a popup: %v; its URL:\n%s", err, wrapUntrusted(o.url)))
 			continue
 		}
 		if len(pops) < len(asked) {
-			notes = append(notes, fmt.Sprintf("the page asked for a new tab at %s, but none has opened yet", o.url))
+			notes = append(notes, fmt.Sprintf("the page asked for a new tab, but none has opened yet; its URL:\n%s", wrapUntrusted(o.url)))
 		}
 	}
 	return notes

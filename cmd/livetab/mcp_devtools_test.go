@@ -128,7 +128,7 @@ func TestMCPDevtools(t *testing.T) {
 
 		out, _ = c.ok(t, "browser_pdf", map[string]any{})
 		pdf := filepath.Join(dl, "Dev Tools Page.pdf")
-		if !strings.Contains(out, "saved "+pdf) {
+		if !strings.Contains(out, "path: "+pdf+"\n") {
 			t.Errorf("pdf: %s", out)
 		}
 		if b, err := os.ReadFile(pdf); err != nil || !strings.HasPrefix(string(b), "%PDF") {

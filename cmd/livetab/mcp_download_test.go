@@ -55,7 +55,7 @@ function save() {
 			path := filepath.Join(dir, f.name)
 			sum := sha256.Sum256([]byte(f.body))
 			for _, want := range []string{
-				"downloaded " + path, fmt.Sprintf("(%d bytes, %s", len(f.body), f.mime), "sha256 " + hex.EncodeToString(sum[:]),
+				"path: " + path + "\n", fmt.Sprintf("(%d bytes, %s", len(f.body), f.mime), "sha256 " + hex.EncodeToString(sum[:]),
 			} {
 				if !strings.Contains(out, want) {
 					t.Errorf("the click's result lacks %q:\n%s", want, out)

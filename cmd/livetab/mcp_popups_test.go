@@ -51,7 +51,7 @@ func TestMCPPopups(t *testing.T) {
 		snap, _ := c.ok(t, "browser_snapshot", nil)
 		for _, b := range popupButtons {
 			text, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, snap, b)})
-			if !strings.Contains(text, "blocked a popup to "+forbidden.URL+"/") || !strings.Contains(text, "outside the allowed domains") {
+			if !strings.Contains(text, "blocked a popup") || !strings.Contains(text, "\n"+forbidden.URL+"/") || !strings.Contains(text, "outside the allowed domains") {
 				t.Errorf("clicking %s: %s", b, text)
 			}
 		}
@@ -69,7 +69,7 @@ func TestMCPPopups(t *testing.T) {
 
 	c.ok(t, "browser_navigate", map[string]any{"url": good.URL + "/"})
 	snap, _ := c.ok(t, "browser_snapshot", nil)
-	opened := regexp.MustCompile(`opened a new tab (\d+) at ` + regexp.QuoteMeta(allowed.URL+"/ok"))
+	opened := regexp.MustCompile(`opened a new tab (\d+) .*at:\n<page id=\w+>\n` + regexp.QuoteMeta(allowed.URL+"/ok"))
 	var popup string
 	for _, b := range popupButtons {
 		text, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, snap, b)})
@@ -139,7 +139,7 @@ func TestMCPPopupsAnyDomain(t *testing.T) {
 	snap, _ := c.ok(t, "browser_snapshot", nil)
 	for _, b := range popupButtons {
 		text, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, snap, b)})
-		if !strings.Contains(text, "blocked a popup to "+forbidden.URL+"/") || !strings.Contains(text, "[rule private-network]") {
+		if !strings.Contains(text, "blocked a popup") || !strings.Contains(text, "\n"+forbidden.URL+"/") || !strings.Contains(text, "[rule private-network]") {
 			t.Errorf("clicking %s: %s", b, text)
 		}
 	}
