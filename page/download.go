@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"net/http"
 	"os"
@@ -160,12 +161,12 @@ func (a *action) finishDownloads(dls []*download) string {
 func (p *Page) keepDownload(d *download, path string) (Download, error) {
 	dir := p.cfg.downloadDir
 	name := safeName(d.name)
-	dst := uniquePath(dir, name)
-	if err := os.Rename(path, dst); err != nil {
-		if !errors.Is(err, os.ErrNotExist) || path == dst {
-			return Download{}, fmt.Errorf("it could not be named %s: %w", name, err)
+	dst, err := placeNew(dir, name, func(to string) error { return moveNew(path, to) })
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return Download{}, fmt.Errorf("the file is not at %s: %w", path, err)
 		}
-		return Download{}, fmt.Errorf("the file is not at %s: %w", path, err)
+		return Download{}, fmt.Errorf("it could not be named %s: %w", name, err)
 	}
 	f, err := os.Open(dst)
 	if err != nil {
@@ -214,15 +215,62 @@ func safeName(s string) string {
 	return s
 }
 
-// uniquePath is dir/name, or dir/name (2).ext… when that is taken.
-func uniquePath(dir, name string) string {
+// placeNew puts a file at dir/name, or dir/name (2).ext… when that is
+// taken, with place, which must fail with fs.ErrExist rather than replace
+// a file: the name is the site's, and another program sharing dir may take
+// a name between any look and the write, so the look is the write itself.
+func placeNew(dir, name string, place func(to string) error) (string, error) {
 	ext := filepath.Ext(name)
 	base := strings.TrimSuffix(name, ext)
 	p := filepath.Join(dir, name)
-	for i := 2; ; i++ {
-		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
-			return p
+	for i := 2; i < 1000; i++ {
+		err := place(p)
+		if !errors.Is(err, fs.ErrExist) {
+			return p, err
 		}
 		p = filepath.Join(dir, fmt.Sprintf("%s (%d)%s", base, i, ext))
 	}
+	return "", fmt.Errorf("%s and 998 more of its name exist: %w", filepath.Join(dir, name), fs.ErrExist)
+}
+
+// moveNew moves src to dst, which must not exist: a hard link fails on an
+// existing dst in one step; where links are not to be had, a copy into a
+// file created new.
+func moveNew(src, dst string) error {
+	err := os.Link(src, dst)
+	if err == nil {
+		return os.Remove(src)
+	}
+	if errors.Is(err, fs.ErrExist) || errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := writeNew(dst, func(w io.Writer) error { _, err := io.Copy(w, in); return err }); err != nil {
+		return err
+	}
+	in.Close()
+	return os.Remove(src)
+}
+
+// writeNew creates dst, which must not exist, and fills it with write; a
+// failed write leaves no file.
+func writeNew(dst string, write func(io.Writer) error) error {
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := write(out); err != nil {
+		out.Close()
+		os.Remove(dst)
+		return err
+	}
+	if err := out.Close(); err != nil {
+		os.Remove(dst)
+		return err
+	}
+	return nil
 }

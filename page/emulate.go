@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -141,8 +141,10 @@ func (a *action) pdf(o PDFArgs) (string, error) {
 	if !strings.EqualFold(filepath.Ext(name), ".pdf") {
 		name += ".pdf"
 	}
-	path := uniquePath(dir, name)
-	if err := os.WriteFile(path, res.Data, 0o644); err != nil {
+	path, err := placeNew(dir, name, func(to string) error {
+		return writeNew(to, func(w io.Writer) error { _, err := w.Write(res.Data); return err })
+	})
+	if err != nil {
 		return "", fmt.Errorf("saving the PDF: %w", err)
 	}
 	sum := sha256.Sum256(res.Data)

@@ -5,6 +5,7 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -201,8 +202,36 @@ func TestSafeName(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := uniquePath(dir, "a.txt"); got != filepath.Join(dir, "a (2).txt") {
-		t.Errorf("uniquePath: %s", got)
+	// A name another program takes between any look and the write (here:
+	// in the write's first try) is never replaced: the file goes to the
+	// next name.
+	src := filepath.Join(dir, "guid")
+	if err := os.WriteFile(src, []byte("site"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	raced := false
+	got, err := placeNew(dir, "b.txt", func(to string) error {
+		if !raced {
+			raced = true
+			if err := os.WriteFile(to, []byte("other program"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return moveNew(src, to)
+	})
+	if err != nil || got != filepath.Join(dir, "b (2).txt") {
+		t.Fatalf("placeNew: %s, %v", got, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "b.txt")); string(b) != "other program" {
+		t.Errorf("the other program's b.txt was replaced: %q", b)
+	}
+	if b, _ := os.ReadFile(got); string(b) != "site" {
+		t.Errorf("%s holds %q", got, b)
+	}
+	if got, err := placeNew(dir, "a.txt", func(to string) error {
+		return writeNew(to, func(w io.Writer) error { _, err := w.Write([]byte("pdf")); return err })
+	}); err != nil || got != filepath.Join(dir, "a (2).txt") {
+		t.Errorf("placeNew: %s, %v", got, err)
 	}
 }
 
