@@ -200,7 +200,7 @@ func addTool[In any](s *Server, srv *mcp.Server, t *mcp.Tool, out reflect.Type, 
 			if errors.Is(err, page.ErrClosed) {
 				s.reset()
 			}
-			res = page.Result{Text: "Error: " + err.Error(), IsError: true}
+			res = page.Result{Text: page.ErrorText(err), IsError: true}
 		}
 		r := &mcp.CallToolResult{IsError: res.IsError}
 		if res.Text != "" {
@@ -275,3 +275,4 @@ func (s *Server) readTool(ctx context.Context, a page.ReadArgs, _ *toolOut) (pag
 	}
 	return res, err
 }
+

@@ -1,6 +1,7 @@
 package page
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -42,6 +43,19 @@ func wrapUntrusted(body string) string {
 func Fence(body string) string {
 	id := newGen()
 	return fmt.Sprintf(openTag+"\n%s\n"+closeTag, id, Defuse(strings.TrimRight(body, "\n")), id)
+}
+
+// ErrorText is an action's error as a model reads it: "Error: " and the
+// error. A blocked URL is the site's choice (a redirect's, a link's), words
+// and all, so it goes in a page block; no page tag in the rest opens or
+// closes one.
+func ErrorText(err error) string {
+	text := err.Error()
+	var blocked *BlockedError
+	if errors.As(err, &blocked) && blocked.URL != "" {
+		return "Error: " + Defuse(strings.ReplaceAll(text, blocked.URL, "(the URL below)")) + "\nthe URL that was blocked:\n" + Fence(blocked.URL)
+	}
+	return "Error: " + Defuse(text)
 }
 
 // fenceTag matches what a model could take for a page tag, in any case and

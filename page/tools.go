@@ -328,7 +328,7 @@ func (p *Page) Run(ctx context.Context, args ToolArgs) (Result, error) {
 		if errors.Is(err, ErrClosed) {
 			return Result{}, err
 		}
-		return Result{Text: "Error: " + err.Error(), IsError: true}, nil
+		return Result{Text: ErrorText(err), IsError: true}, nil
 	}
 	return res, nil
 }
