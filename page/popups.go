@@ -48,7 +48,8 @@ func (t *tab) markPopups() popupMark {
 }
 
 // popupNotes says what became of the tabs the tab's pages opened: "opened
-// a new tab 3 at URL", or "blocked a popup to URL: why" (and closes it). It
+// a new tab 3 … at:", or "blocked a popup: why; its URL:" (and closes it),
+// the URL in a page block. It
 // waits a moment for the tabs that pages asked for since m, and looks at
 // every tab the tab opened that no result has named yet: one that showed up
 // late is reported with the next action.
