@@ -457,13 +457,14 @@ func (c *Client) attachToTarget(ctx context.Context, m *cdproto.Message, sid tar
 	}
 	r.mu.Lock()
 	s := r.newSession(c, t, ch)
+	s.via = sid
 	var info *target.Info
 	if ch != nil {
 		info = r.childInfo(ch)
 	} else {
 		info = r.targetInfo(t)
 	}
-	r.attachedEvent(c, s, info)
+	r.attachedEvent(c, s, info, sid)
 	r.mu.Unlock()
 	c.reply(m.ID, sid, &target.AttachToTargetResult{SessionID: s.id})
 }
