@@ -743,11 +743,15 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 		holder = c.fetch
 	}
 	if c == nil {
+		restored := bfcacheRestored(method, f.Params)
 		for _, s := range t.sessions {
 			if !fetchTo(method, holder, s.client) {
 				continue
 			}
 			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
+			for _, ev := range restored {
+				s.client.deliver(&cdproto.Message{SessionID: s.id, Method: cdproto.EventPageLifecycleEvent, Params: ev})
+			}
 		}
 		return
 	}
