@@ -236,6 +236,16 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		if handled := c.livetabCommand(ctx, m, sid); handled {
 			return
 		}
+		if m.Method == "Browser.resetPermissions" {
+			// livetab grants none (browserLevelRefused): nothing to take
+			// back, and Playwright's clearPermissions expects an answer.
+			c.reply(m.ID, sid, nil)
+			return
+		}
+		if why, ok := browserLevelRefused[m.Method]; ok {
+			c.fail(m.ID, sid, -32000, fmt.Sprintf("livetab refuses %s at the browser level: %s", m.Method, why))
+			return
+		}
 		c.fail(m.ID, sid, -32601, fmt.Sprintf("'%s' wasn't found: livetab answers browser-level methods itself and does not emulate this one", m.Method))
 	}
 }
