@@ -2,6 +2,8 @@ package extcdp_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -54,4 +56,28 @@ func pageTargets(t *testing.T) map[string]string {
 		}
 	}
 	return pages
+}
+
+// TestClientsCompat sweeps the APIs a Playwright or Puppeteer user reaches
+// for: each works as on Chrome or fails at once saying what to do.
+func TestClientsCompat(t *testing.T) {
+	srv, tok := endpoint(t)
+	cdpURL := env.Relay.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok)
+	upload := filepath.Join(t.TempDir(), "compat.txt")
+	if err := os.WriteFile(upload, []byte("from a path"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := pageTargets(t)
+	t.Run("Playwright", func(t *testing.T) {
+		site.RunClient(t, "playwright-compat.test.js", cdpURL, "UPLOAD_FILE="+upload)
+	})
+	t.Run("Puppeteer", func(t *testing.T) {
+		site.RunClient(t, "puppeteer-compat.test.js", cdpURL, "UPLOAD_FILE="+upload)
+	})
+	after := pageTargets(t)
+	for id, url := range before {
+		if url != "" && after[id] != url {
+			t.Errorf("the user's tab %s (%s) is now %q after the clients left", id, url, after[id])
+		}
+	}
 }
