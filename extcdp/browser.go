@@ -236,6 +236,9 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		if handled := c.livetabCommand(ctx, m, sid); handled {
 			return
 		}
+		if c.contextCookies(ctx, m, sid) {
+			return
+		}
 		if m.Method == "Browser.resetPermissions" {
 			// livetab grants none (browserLevelRefused): nothing to take
 			// back, and Playwright's clearPermissions expects an answer.

@@ -37,18 +37,17 @@ var profileWide = map[cdproto.MethodType]string{
 }
 
 // browserLevelRefused are browser-level commands Playwright and Puppeteer
-// send for a context's cookies and permissions (context.cookies,
-// addCookies, clearCookies, storageState, grantPermissions; Puppeteer's
-// browser.cookies, setCookie, overridePermissions). livetab's contexts
-// are groups of tabs in the person's own profile, so each would read or
-// change every site's cookies or the person's permissions: a clear refusal
-// naming the per-page way, instead of "wasn't found".
+// send for a context's cookies and permissions (context.clearCookies,
+// grantPermissions; Puppeteer's overridePermissions) that livetab does not
+// emulate (Storage.getCookies and setCookies it does, for the client's own
+// pages: contextcookies.go). livetab's contexts are groups of tabs in the
+// person's own profile, so each would wipe every site's cookies or change
+// the person's permissions: a clear refusal naming the per-page way,
+// instead of "wasn't found".
 var browserLevelRefused = map[cdproto.MethodType]string{
-	cdproto.CommandStorageGetCookies: "a context here is the person's own profile, and this reads the cookies of every site they use; read your pages' cookies on the page's session with Network.getCookies {urls} (Playwright: (await context.newCDPSession(page)).send('Network.getCookies', {urls: [url]}); Puppeteer: page.cookies())",
-	cdproto.CommandStorageSetCookies: "a context here is the person's own profile, and this sets cookies in it for any site; set your pages' cookies on a page's session with Network.setCookies (Playwright: (await context.newCDPSession(page)).send('Network.setCookies', {cookies}); Puppeteer: page.setCookie)",
-	"Storage.clearCookies":           "a context here is the person's own profile, and this would log them out of every site; delete your pages' cookies on a page's session with Network.deleteCookies {name, url} (Puppeteer: page.deleteCookie)",
-	"Browser.grantPermissions":       "a context here is the person's own profile, and this changes what every site may do in it; let the page ask, or emulate on the page's session (e.g. Emulation.setGeolocationOverride, which Playwright's context.setGeolocation sends)",
-	"Browser.setPermission":          "a context here is the person's own profile, and this changes what a site may do in it; let the page ask, or emulate on the page's session (e.g. Emulation.setGeolocationOverride)",
+	"Storage.clearCookies":     "a context here is the person's own profile, and this would log them out of every site; delete your pages' cookies on a page's session with Network.deleteCookies {name, url} (Playwright: (await context.newCDPSession(page)).send('Network.deleteCookies', {name, url}); Puppeteer: page.deleteCookie)",
+	"Browser.grantPermissions": "a context here is the person's own profile, and this changes what every site may do in it; let the page ask, or emulate on the page's session (e.g. Emulation.setGeolocationOverride, which Playwright's context.setGeolocation sends)",
+	"Browser.setPermission":    "a context here is the person's own profile, and this changes what a site may do in it; let the page ask, or emulate on the page's session (e.g. Emulation.setGeolocationOverride)",
 }
 
 // guardCookies answers m when it reads or changes the person's cookies or

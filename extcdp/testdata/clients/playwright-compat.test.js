@@ -113,18 +113,38 @@ test('file chooser and setInputFiles with a path', opts, () => withPage(async (p
   assert.equal(await page.textContent('#files'), `${path.basename(process.env.UPLOAD_FILE)}:${fs.statSync(process.env.UPLOAD_FILE).size}`);
 }));
 
-// A context here is the person's own profile: the context-wide cookie calls
-// are refused saying what to use, and the per-page way works.
-const perPage = /livetab refuses .*Network\./;
+// A context here is the person's own profile: its cookies are those of the
+// pages the client opened in it; clearing them all is refused saying what
+// to use.
+test('context cookies and storageState: the client\'s own pages\'', opts, () => withPage(async (page) => {
+  await page.goto(site + '/form');
+  const cdp = await context.newCDPSession(page);
+  // A cookie of a site none of the client's pages is on stays unread.
+  await cdp.send('Network.setCookies', { cookies: [{ name: 'elsewhere', value: 'x', url: 'http://other.test/' }] });
+  await context.addCookies([{ name: 'pwcompat', value: 'v1', url: site }]);
+  assert.equal(await page.evaluate(() => document.cookie), 'pwcompat=v1');
+  const got = await context.cookies();
+  assert.ok(got.some((c) => c.name === 'pwcompat' && c.value === 'v1'), `cookies: ${JSON.stringify(got)}`);
+  assert.ok(!got.some((c) => c.name === 'elsewhere'), `a cookie of another site was read: ${JSON.stringify(got)}`);
+  assert.ok((await context.cookies(site)).some((c) => c.name === 'pwcompat'));
+  const state = await context.storageState();
+  assert.ok(state.cookies.some((c) => c.name === 'pwcompat'), 'storageState lists the cookie');
+  await assert.rejects(context.clearCookies(), /livetab refuses Storage.clearCookies.*Network.deleteCookies/);
+  await cdp.send('Network.deleteCookies', { name: 'pwcompat', url: site });
+  await cdp.send('Network.deleteCookies', { name: 'elsewhere', url: 'http://other.test/' });
+  await cdp.detach();
+}));
 
-test('context cookies and storageState: refused saying to use the page\'s session', opts, async () => {
-  await assert.rejects(context.addCookies([{ name: 'pwcompat', value: 'v1', url: site }]), perPage);
-  await assert.rejects(context.cookies(site), perPage);
-  await assert.rejects(context.storageState(), perPage);
-  await assert.rejects(context.clearCookies(), perPage);
+test('cookies of a new context: a page first, then its cookies', opts, async () => {
   const ctx = await browser.newContext();
   try {
-    await assert.rejects(ctx.addCookies([{ name: 'newctx', value: 'v', url: site }]), perPage);
+    await assert.rejects(ctx.addCookies([{ name: 'newctx', value: 'v', url: site }]), /open a page first/);
+    assert.deepEqual(await ctx.cookies(), []);
+    const page = await ctx.newPage();
+    await page.goto(site + '/form');
+    await ctx.addCookies([{ name: 'newctx', value: 'v', url: site }]);
+    assert.ok((await ctx.cookies(site)).some((c) => c.name === 'newctx'));
+    await page.evaluate(() => { document.cookie = 'newctx=; max-age=0'; });
   } finally {
     await ctx.close();
   }

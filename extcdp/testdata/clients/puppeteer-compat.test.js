@@ -76,7 +76,12 @@ test('page cookies work; browser-wide cookies and permissions are refused saying
   assert.ok((await page.cookies()).some((c) => c.name === 'pptrcompat'));
   await page.deleteCookie({ name: 'pptrcompat', url: site });
   assert.ok(!(await page.cookies()).some((c) => c.name === 'pptrcompat'));
-  await assert.rejects(browser.cookies(), /livetab refuses Storage.getCookies.*Network.getCookies/);
+  // The context's cookies are those of the pages the client opened.
+  await browser.setCookie({ name: 'pptrctx', value: 'v2', domain: '127.0.0.1', path: '/' });
+  assert.ok((await browser.cookies()).some((c) => c.name === 'pptrctx' && c.value === 'v2'));
+  assert.equal(await page.evaluate(() => document.cookie), 'pptrctx=v2');
+  await browser.deleteCookie({ name: 'pptrctx', domain: '127.0.0.1', path: '/' }).catch(() => page.deleteCookie({ name: 'pptrctx', url: site }));
+  await page.deleteCookie({ name: 'pptrctx', url: site });
   await assert.rejects(browser.defaultBrowserContext().overridePermissions(site, ['geolocation']), /livetab refuses Browser.grantPermissions/);
   await page.setGeolocation({ latitude: 48.85, longitude: 2.35 });
 }));
