@@ -236,7 +236,7 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		if handled := c.livetabCommand(ctx, m, sid); handled {
 			return
 		}
-		if c.contextCookies(ctx, m, sid) {
+		if c.contextCookies(ctx, m, sid) || c.ignoreCertificateErrors(m, sid) {
 			return
 		}
 		if m.Method == "Browser.resetPermissions" {

@@ -293,6 +293,56 @@ test('clearing the whole cache is refused, saying what to use', opts, () => with
   await cdp.detach();
 }));
 
+test('newContext options: viewport, userAgent, locale, timezone, extra headers, offline', opts, async () => {
+  const ctx = await browser.newContext({
+    viewport: { width: 500, height: 400 }, userAgent: 'livetab-compat-agent', locale: 'de-DE', timezoneId: 'Asia/Tokyo',
+    extraHTTPHeaders: { 'X-Livetab': 'ctx-header' }, colorScheme: 'dark',
+  });
+  try {
+    const page = await ctx.newPage();
+    await page.goto(site + '/form');
+    assert.deepEqual(await page.evaluate(() => [innerWidth, innerHeight, navigator.userAgent, navigator.language, Intl.DateTimeFormat().resolvedOptions().timeZone, matchMedia('(prefers-color-scheme: dark)').matches]),
+      [500, 400, 'livetab-compat-agent', 'de-DE', 'Asia/Tokyo', true]);
+    assert.equal(await page.evaluate(() => fetch('/echo').then((r) => r.text())), 'GET /echo x-livetab=ctx-header');
+    await ctx.setOffline(true);
+    assert.equal(await page.evaluate(() => fetch('/echo').then(() => 'online', () => 'offline')), 'offline');
+    await ctx.setOffline(false);
+    assert.equal(await page.evaluate(() => fetch('/echo').then((r) => r.status)), 200);
+  } finally {
+    await ctx.close();
+  }
+});
+
+test('addScriptTag, addStyleTag, pageerror; JS coverage refused saying why', opts, () => withPage(async (page) => {
+  await page.goto(site + '/form');
+  await page.addScriptTag({ content: 'window.tagged = 7;' });
+  await page.addStyleTag({ content: '#btn { color: rgb(1, 2, 3); }' });
+  assert.equal(await page.evaluate(() => window.tagged), 7);
+  assert.equal(await page.evaluate(() => getComputedStyle(document.getElementById('btn')).color), 'rgb(1, 2, 3)');
+  const [err] = await Promise.all([page.waitForEvent('pageerror'), page.evaluate(() => { setTimeout(() => { throw new Error('boom from page'); }); })]);
+  assert.match(err.message, /boom from page/);
+  // Chrome gives extensions no Profiler: said so, with what to use.
+  await assert.rejects(page.coverage.startJSCoverage(), /Chrome does not give extensions .*Profiler.*Tracing/);
+}));
+
+test('ignoreHTTPSErrors is refused saying why, and leaves no tab behind', opts, async () => {
+  const cdp = await browser.newBrowserCDPSession();
+  const pages = async () => (await cdp.send('Target.getTargets')).targetInfos.filter((t) => t.type === 'page').length;
+  const before = await pages();
+  const ctx = await browser.newContext({ ignoreHTTPSErrors: true });
+  try {
+    await assert.rejects(ctx.newPage(), /livetab cannot ignore certificate errors.*drop ignoreHTTPSErrors/);
+  } finally {
+    await ctx.close();
+  }
+  assert.equal(await pages(), before, 'the failed page\'s tab was closed with its context');
+  await cdp.detach();
+  const again = await browser.newContext({ ignoreHTTPSErrors: false });
+  const page = await again.newPage();
+  await page.goto(site + '/form');
+  await again.close();
+});
+
 test('a new context closes with its pages', opts, async () => {
   const ctx = await browser.newContext();
   const page = await ctx.newPage();

@@ -5,8 +5,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import puppeteer from 'puppeteer-core';
+import { NodeWebSocketTransport } from 'puppeteer-core/internal/node/NodeWebSocketTransport.js';
 
 const cdpURL = process.env.LIVETAB_CDP_URL;
 const site = process.env.SITE_URL;
@@ -179,6 +181,46 @@ test('response events and response.text', opts, () => withPage(async (page) => {
   assert.match(await nav.text(), /compat page/);
   assert.ok(finished.some((u) => u.endsWith('/echo')), `finished: ${finished}`);
 }));
+
+test('downloads into a context\'s downloadPath', opts, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pptrdl-'));
+  const ctx = await browser.createBrowserContext({ downloadBehavior: { policy: 'allow', downloadPath: dir } });
+  try {
+    const page = await ctx.newPage();
+    await page.goto(site + '/compat');
+    await page.click('#dl');
+    const deadline = Date.now() + 10_000;
+    while (!fs.existsSync(path.join(dir, 'report.bin')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(fs.statSync(path.join(dir, 'report.bin')).size > 1000, `downloaded into ${dir}: ${fs.readdirSync(dir)}`);
+  } finally {
+    await ctx.close();
+  }
+});
+
+test('setUserAgent, emulateTimezone, setOfflineMode, setExtraHTTPHeaders, metrics', opts, () => withPage(async (page) => {
+  await page.setUserAgent('livetab-pptr-agent');
+  await page.emulateTimezone('Asia/Tokyo');
+  await page.setExtraHTTPHeaders({ 'X-Livetab': 'pptr-header' });
+  await page.goto(site + '/form');
+  assert.deepEqual(await page.evaluate(() => [navigator.userAgent, Intl.DateTimeFormat().resolvedOptions().timeZone]), ['livetab-pptr-agent', 'Asia/Tokyo']);
+  assert.equal(await page.evaluate(() => fetch('/echo').then((r) => r.text())), 'GET /echo x-livetab=pptr-header');
+  await page.setOfflineMode(true);
+  assert.equal(await page.evaluate(() => fetch('/echo').then(() => 'online', () => 'offline')), 'offline');
+  await page.setOfflineMode(false);
+  const m = await page.metrics();
+  assert.ok(m.Nodes > 0, JSON.stringify(m));
+  await assert.rejects(page.coverage.startJSCoverage(), /Chrome does not give extensions .*Profiler/);
+}));
+
+test('acceptInsecureCerts is refused saying why', opts, async () => {
+  // A failed connect leaves Puppeteer's socket open: the test closes it.
+  const transport = await NodeWebSocketTransport.create(cdpURL);
+  try {
+    await assert.rejects(puppeteer.connect({ transport, acceptInsecureCerts: true }), /livetab cannot ignore certificate errors.*acceptInsecureCerts/);
+  } finally {
+    transport.close();
+  }
+});
 
 test('browser.close leaves the person\'s tabs open', opts, async () => {
   const mine = await browser.newPage();
