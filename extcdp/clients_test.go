@@ -67,6 +67,30 @@ func TestClientsCompat(t *testing.T) {
 	if err := os.WriteFile(upload, []byte("from a path"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A tab of the person's, on a page of the site: the clients may read
+	// it, and must leave it as it was.
+	u, err := env.User(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	persons, err := u.OpenTab(context.Background(), site.URL+"/compat?person")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.CloseTab(context.Background(), persons)
+	look := `JSON.stringify([innerWidth, innerHeight, matchMedia('print').matches, matchMedia('(prefers-color-scheme: dark)').matches, navigator.userAgent, document.cookie, typeof window.initRan])`
+	var was string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if v, err := u.Eval(context.Background(), persons, `document.readyState === "complete" && `+look); err == nil && string(v) != "false" {
+			was = string(v)
+			break
+		}
+	}
+	if was == "" {
+		t.Fatal("the person's tab did not load")
+	}
+	t.Logf("the person's tab before the clients: %s", was)
 	before := pageTargets(t)
 	t.Run("Playwright", func(t *testing.T) {
 		site.RunClient(t, "playwright-compat.test.js", cdpURL, "UPLOAD_FILE="+upload)
@@ -79,5 +103,8 @@ func TestClientsCompat(t *testing.T) {
 		if url != "" && after[id] != url {
 			t.Errorf("the user's tab %s (%s) is now %q after the clients left", id, url, after[id])
 		}
+	}
+	if now, err := u.Eval(context.Background(), persons, look); err != nil || string(now) != was {
+		t.Errorf("the person's tab is now %s (%v), was %s before the clients", now, err, was)
 	}
 }

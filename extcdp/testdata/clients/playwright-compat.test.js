@@ -351,6 +351,29 @@ test('a new context closes with its pages', opts, async () => {
   assert.equal(ctx.pages().length, 0);
 });
 
+test('the person\'s tab: read, screenshot, and what the client set there', opts, async () => {
+  const theirs = context.pages().find((p) => p.url().endsWith('/compat?person'));
+  assert.ok(theirs, `the person's tab is listed: ${context.pages().map((p) => p.url())}`);
+  assert.equal(await theirs.title(), 'compat page');
+  const shot = await theirs.screenshot();
+  assert.equal(shot.subarray(1, 4).toString(), 'PNG');
+  // Emulation on the person's tab: taken back when the client leaves, or
+  // refused (the Go side checks the tab is as it was).
+  for (const [what, fn] of [
+    ['setViewportSize', () => theirs.setViewportSize({ width: 333, height: 222 })],
+    ['emulateMedia', () => theirs.emulateMedia({ media: 'print', colorScheme: 'dark' })],
+    ['addInitScript', () => theirs.addInitScript(() => { window.initRan = 'yes'; })],
+  ]) {
+    try {
+      await fn();
+      console.log(`on the person's tab, ${what}: done`);
+    } catch (e) {
+      assert.match(String(e), /livetab/, `${what} failed without saying why: ${e}`);
+      console.log(`on the person's tab, ${what}: ${String(e).split('\n')[0]}`);
+    }
+  }
+});
+
 test('browser.close leaves the person\'s tabs open', opts, async () => {
   const mine = await context.newPage();
   await mine.goto(site + '/form');
