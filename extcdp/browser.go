@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -76,7 +77,7 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		delete(c.contexts, p.BrowserContextID)
 		var tabs []int64
 		for _, t := range r.tabs {
-			if known && t.context == p.BrowserContextID && t.created {
+			if known && t.context == p.BrowserContextID && t.created && !t.closed {
 				tabs = append(tabs, t.id)
 			}
 		}
@@ -86,7 +87,11 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 			return
 		}
 		for _, id := range tabs {
-			if _, err := r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: id}); err != nil {
+			// A tab that closed meanwhile is what disposing wants: Playwright
+			// closes a page whose setup failed while it disposes the context,
+			// and the dispose failed on "No tab with id" (TestClientsCompat,
+			// ignoreHTTPSErrors, in a full run of the package).
+			if _, err := r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: id}); err != nil && !strings.Contains(err.Error(), "No tab with id") {
 				c.failErr(m.ID, sid, fmt.Errorf("livetab: closing tab %d of browser context %s: %w", id, p.BrowserContextID, err))
 				return
 			}

@@ -108,3 +108,44 @@ func TestClientsCompat(t *testing.T) {
 		t.Errorf("the person's tab is now %s (%v), was %s before the clients", now, err, was)
 	}
 }
+
+// TestDisposeContextWhileItsTabCloses: a context's tab that closes while
+// the context is disposed (Playwright closes a page whose setup failed as
+// it disposes the context; the person may close it too) leaves the
+// dispose nothing to do, not an error.
+func TestDisposeContextWhileItsTabCloses(t *testing.T) {
+	a := dialRaw(t)
+	u, err := env.User(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	for i := range 9 {
+		ctxID := field(a.must("", "Target.createBrowserContext", nil), "browserContextId")
+		id := field(a.must("", "Target.createTarget", map[string]any{"url": site.URL + "/form", "browserContextId": ctxID}), "targetId")
+		closed := make(chan struct{})
+		switch i % 3 {
+		case 0:
+			go func() {
+				defer close(closed)
+				a.call("", "Target.closeTarget", map[string]any{"targetId": id})
+			}()
+		case 1:
+			if err := u.CloseTab(context.Background(), id); err != nil {
+				t.Fatal(err)
+			}
+			close(closed)
+		case 2:
+			// Closed from its own session while the dispose runs.
+			s := field(a.must("", "Target.attachToTarget", map[string]any{"targetId": id, "flatten": true}), "sessionId")
+			go func() {
+				defer close(closed)
+				a.call(s, "Page.close", nil)
+			}()
+		}
+		if _, err := a.call("", "Target.disposeBrowserContext", map[string]any{"browserContextId": ctxID}); err != nil {
+			t.Errorf("round %d: disposing the context while its tab closed: %v", i, err)
+		}
+		<-closed
+	}
+}
