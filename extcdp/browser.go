@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -76,7 +77,7 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		delete(c.contexts, p.BrowserContextID)
 		var tabs []int64
 		for _, t := range r.tabs {
-			if known && t.context == p.BrowserContextID && t.created {
+			if known && t.context == p.BrowserContextID && t.created && !t.closed {
 				tabs = append(tabs, t.id)
 			}
 		}
@@ -86,7 +87,11 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 			return
 		}
 		for _, id := range tabs {
-			if _, err := r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: id}); err != nil {
+			// A tab that closed meanwhile is what disposing wants: Playwright
+			// closes a page whose setup failed while it disposes the context,
+			// and the dispose failed on "No tab with id" (TestClientsCompat,
+			// ignoreHTTPSErrors, in a full run of the package).
+			if _, err := r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: id}); err != nil && !strings.Contains(err.Error(), "No tab with id") {
 				c.failErr(m.ID, sid, fmt.Errorf("livetab: closing tab %d of browser context %s: %w", id, p.BrowserContextID, err))
 				return
 			}
@@ -234,6 +239,19 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		c.reply(m.ID, sid, nil)
 	default:
 		if handled := c.livetabCommand(ctx, m, sid); handled {
+			return
+		}
+		if c.contextCookies(ctx, m, sid) || c.ignoreCertificateErrors(m, sid) {
+			return
+		}
+		if m.Method == "Browser.resetPermissions" {
+			// livetab grants none (browserLevelRefused): nothing to take
+			// back, and Playwright's clearPermissions expects an answer.
+			c.reply(m.ID, sid, nil)
+			return
+		}
+		if why, ok := browserLevelRefused[m.Method]; ok {
+			c.fail(m.ID, sid, -32000, fmt.Sprintf("livetab refuses %s at the browser level: %s", m.Method, why))
 			return
 		}
 		c.fail(m.ID, sid, -32601, fmt.Sprintf("'%s' wasn't found: livetab answers browser-level methods itself and does not emulate this one", m.Method))
@@ -457,13 +475,14 @@ func (c *Client) attachToTarget(ctx context.Context, m *cdproto.Message, sid tar
 	}
 	r.mu.Lock()
 	s := r.newSession(c, t, ch)
+	s.via = sid
 	var info *target.Info
 	if ch != nil {
 		info = r.childInfo(ch)
 	} else {
 		info = r.targetInfo(t)
 	}
-	r.attachedEvent(c, s, info)
+	r.attachedEvent(c, s, info, sid)
 	r.mu.Unlock()
 	c.reply(m.ID, sid, &target.AttachToTargetResult{SessionID: s.id})
 }

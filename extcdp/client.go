@@ -492,7 +492,7 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		case err != nil:
 			out.Error = &cdproto.Error{Code: -32000, Message: err.Error()}
 		case rep.Error != nil:
-			out.Error = c.stoppedError(s, r.pausedError(rep.Error))
+			out.Error = withheld(m.Method, c.stoppedError(s, r.pausedError(rep.Error)))
 		case rep.Result == nil:
 			out.Result = emptyObject
 		default:

@@ -36,6 +36,20 @@ var profileWide = map[cdproto.MethodType]string{
 	"Network.clearBrowserCache": "it would empty the HTTP cache of the person's whole profile; to load your pages without it use Network.setCacheDisabled, or reload with Page.reload {ignoreCache: true}",
 }
 
+// browserLevelRefused are browser-level commands Playwright and Puppeteer
+// send for a context's cookies and permissions (context.clearCookies,
+// grantPermissions; Puppeteer's overridePermissions) that livetab does not
+// emulate (Storage.getCookies and setCookies it does, for the client's own
+// pages: contextcookies.go). livetab's contexts are groups of tabs in the
+// person's own profile, so each would wipe every site's cookies or change
+// the person's permissions: a clear refusal naming the per-page way,
+// instead of "wasn't found".
+var browserLevelRefused = map[cdproto.MethodType]string{
+	"Storage.clearCookies":     "a context here is the person's own profile, and this would log them out of every site; delete your pages' cookies on a page's session with Network.deleteCookies {name, url} (Playwright: (await context.newCDPSession(page)).send('Network.deleteCookies', {name, url}); Puppeteer: page.deleteCookie)",
+	"Browser.grantPermissions": "a context here is the person's own profile, and this changes what every site may do in it; let the page ask, or emulate on the page's session (e.g. Emulation.setGeolocationOverride, which Playwright's context.setGeolocation sends)",
+	"Browser.setPermission":    "a context here is the person's own profile, and this changes what a site may do in it; let the page ask, or emulate on the page's session (e.g. Emulation.setGeolocationOverride)",
+}
+
 // guardCookies answers m when it reads or changes the person's cookies or
 // site data beyond what c may touch, and reports whether it did.
 func (c *Client) guardCookies(m *cdproto.Message) bool {

@@ -349,6 +349,9 @@ type session struct {
 	// watched: the relay has turned Page on for this session's tab and
 	// read where the tab is, for a client with domains (frames.go).
 	watched bool
+	// via is the session whose Target.attachToTarget made this one, ""
+	// for the root: Chrome tells of the attach and the detach there.
+	via target.SessionID
 }
 
 func (s *session) targetID() target.ID {
@@ -740,11 +743,15 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 		holder = c.fetch
 	}
 	if c == nil {
+		restored := bfcacheRestored(method, f.Params)
 		for _, s := range t.sessions {
 			if !fetchTo(method, holder, s.client) {
 				continue
 			}
 			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
+			for _, ev := range restored {
+				s.client.deliver(&cdproto.Message{SessionID: s.id, Method: cdproto.EventPageLifecycleEvent, Params: ev})
+			}
 		}
 		return
 	}
@@ -797,7 +804,7 @@ func (r *Relay) autoAttach(t *tab) {
 // use t and has no session on it yet. Call with r.mu held.
 func (r *Relay) autoAttachFor(c *Client, t *tab, info *target.Info) {
 	if c.autoAttach && attachable(t.info.URL) && c.lists(t) && !c.hasSessionOn(t) && c.refusal(t) == "" {
-		r.attachedEvent(c, r.newSession(c, t, nil), info)
+		r.attachedEvent(c, r.newSession(c, t, nil), info, "")
 	}
 }
 
@@ -873,7 +880,12 @@ func (r *Relay) newSession(c *Client, t *tab, ch *child) *session {
 	return s
 }
 
-func (r *Relay) attachedEvent(c *Client, s *session, info *target.Info) {
+// attachedEvent tells c of s on the session that asked for it, as
+// Chrome does: Playwright's newCDPSession attaches through a session of
+// Target.attachToBrowserTarget, and the same event on the root session read
+// as a second page of the same target ("Duplicate target", which threw in
+// Playwright's event loop and ended the client's process).
+func (r *Relay) attachedEvent(c *Client, s *session, info *target.Info, on target.SessionID) {
 	attached := *info
 	attached.Attached = true // by this very session
 	info = &attached
@@ -882,7 +894,7 @@ func (r *Relay) attachedEvent(c *Client, s *session, info *target.Info) {
 		TargetInfo         *target.Info     `json:"targetInfo"`
 		WaitingForDebugger bool             `json:"waitingForDebugger"`
 	}{s.id, info, false}, wire.Options)
-	c.deliver(&cdproto.Message{Method: cdproto.EventTargetAttachedToTarget, Params: params})
+	c.deliver(&cdproto.Message{SessionID: on, Method: cdproto.EventTargetAttachedToTarget, Params: params})
 }
 
 // endSession forgets s and tells its client, at the browser level, that it
@@ -905,7 +917,10 @@ func (r *Relay) endSession(s *session) {
 	}
 	r.syncTab(s.tab, s.client)
 	params, _ := jsonv2.Marshal(map[string]string{"sessionId": string(s.id), "targetId": string(s.targetID())}, wire.Options)
-	s.client.deliver(&cdproto.Message{Method: cdproto.EventTargetDetachedFromTarget, Params: params})
+	// On the session it was attached through, as Chrome does: on the
+	// root, Playwright took the end of its newCDPSession for the page's
+	// own end, and closed the page (TestClientsCompat).
+	s.client.deliver(&cdproto.Message{SessionID: s.via, Method: cdproto.EventTargetDetachedFromTarget, Params: params})
 }
 
 func removeSession(list []*session, s *session) []*session {

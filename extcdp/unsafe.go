@@ -75,7 +75,7 @@ func (c *Client) opened(t *tab) bool {
 // child session sid) and reports whether it answered the command itself,
 // by emulating or refusing it.
 func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session) bool {
-	if c.guardCookies(m) || c.guardGesture(m) || c.guardTree(m, t, sid, s) {
+	if c.guardCookies(m) || c.guardGesture(m) || c.ignoreCertificateErrors(m, m.SessionID) || c.guardTree(m, t, sid, s) {
 		return true
 	}
 	switch m.Method {
@@ -358,7 +358,7 @@ func (c *Client) send(m *cdproto.Message, t *tab, sid string) {
 		case err != nil:
 			c.fail(m.ID, m.SessionID, -32000, err.Error())
 		case rep.Error != nil:
-			c.deliver(&cdproto.Message{ID: m.ID, SessionID: m.SessionID, Error: rep.Error})
+			c.deliver(&cdproto.Message{ID: m.ID, SessionID: m.SessionID, Error: withheld(m.Method, rep.Error)})
 		case rep.Result == nil:
 			c.reply(m.ID, m.SessionID, nil)
 		default:

@@ -8,6 +8,7 @@ package testsite
 import (
 	"bytes"
 	"embed"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -42,6 +43,12 @@ func Start() *Site {
 		s.mu.Lock()
 		s.received[r.URL.Query().Get("name")] = b
 		s.mu.Unlock()
+	})
+	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
+		// What the browser sent, for the interception checks.
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		fmt.Fprintf(w, "%s %s x-livetab=%s", r.Method, r.URL.Path, r.Header.Get("X-Livetab"))
 	})
 	mux.HandleFunc("/download", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/octet-stream")

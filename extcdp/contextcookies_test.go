@@ -1,0 +1,56 @@
+package extcdp_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestContextCookiesAreTheClientsPages: Storage.getCookies and
+// setCookies at the browser level (Playwright's context.cookies and
+// addCookies) read the cookies of the client's own pages only, and set
+// none outside a client's domains.
+func TestContextCookiesAreTheClientsPages(t *testing.T) {
+	a := dialRaw(t)
+	// With no page of its own, nothing to read, nowhere to set.
+	if got := string(a.must("", "Storage.getCookies", nil)); got != `{"cookies":[]}` {
+		t.Errorf("Storage.getCookies with no page: %s", got)
+	}
+	if _, err := a.call("", "Storage.setCookies", map[string]any{"cookies": []map[string]any{{"name": "c", "value": "v", "url": site.URL}}}); err == nil || !strings.Contains(err.Error(), "open a page first") {
+		t.Errorf("Storage.setCookies with no page: %v, want 'open a page first'", err)
+	}
+	a.must("", "Livetab.setPolicy", map[string]any{"domains": []string{"127.0.0.1"}})
+	id := field(a.must("", "Target.createTarget", map[string]any{"url": site.URL + "/form"}), "targetId")
+	s := field(a.must("", "Target.attachToTarget", map[string]any{"targetId": id, "flatten": true}), "sessionId")
+	a.must(s, "Runtime.evaluate", map[string]any{"expression": "1"})
+
+	if _, err := a.call("", "Storage.setCookies", map[string]any{"cookies": []map[string]any{{"name": "out", "value": "v", "url": "http://other.test/"}}}); err == nil || !strings.Contains(err.Error(), "outside the domains") {
+		t.Errorf("Storage.setCookies of a site outside the domains: %v, want refused", err)
+	}
+	a.must("", "Storage.setCookies", map[string]any{"cookies": []map[string]any{{"name": "ctxcookie", "value": "v", "url": site.URL}}})
+	got := string(a.must("", "Storage.getCookies", nil))
+	if !strings.Contains(got, "ctxcookie") {
+		t.Errorf("Storage.getCookies does not list the cookie of the client's page: %s", got)
+	}
+	// The person's cookie of another site, set behind the client's back.
+	u, err := env.User(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	persons := func(expires float64) {
+		if _, err := u.Call(context.Background(), "Storage.setCookies", map[string]any{"cookies": []map[string]any{{"name": "persons", "value": "secret", "url": "http://other.test/", "expires": expires}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	persons(float64(time.Now().Add(time.Hour).Unix()))
+	defer persons(1)
+	if all, err := u.Call(context.Background(), "Storage.getCookies", nil); err != nil || !strings.Contains(string(all), "secret") {
+		t.Fatalf("the person's cookie was not set: %s %v", all, err)
+	}
+	if got := string(a.must("", "Storage.getCookies", nil)); strings.Contains(got, "persons") || strings.Contains(got, "secret") {
+		t.Errorf("Storage.getCookies handed the client the person's cookie of another site: %s", got)
+	}
+	a.must(s, "Network.deleteCookies", map[string]any{"name": "ctxcookie", "url": site.URL})
+}
