@@ -275,4 +275,3 @@ func (s *Server) readTool(ctx context.Context, a page.ReadArgs, _ *toolOut) (pag
 	}
 	return res, err
 }
-
