@@ -354,7 +354,13 @@ func TestRedTeamManySessionsStallNoOne(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d attaches refused", refused, n)
-	t.Logf("the relay holds %v", r.Counts())
+	counts := r.Counts()
+	t.Logf("the relay holds %v", counts)
+	// The cap is what bounds the leave below (3.4 s alone without it, 250
+	// ms with it): held exactly, since the time is only loosely bounded.
+	if counts["sessions"] > 4096 {
+		t.Errorf("one client holds %d sessions, past the cap of 4096", counts["sessions"])
+	}
 	b := dialRawURL(t, u)
 	start := time.Now()
 	a.CloseNow()
@@ -367,7 +373,9 @@ func TestRedTeamManySessionsStallNoOne(t *testing.T) {
 		worst = max(worst, time.Since(s))
 	}
 	t.Logf("the worst getTargets of another client while a client with %d sessions left: %v; the relay holds %v", n, worst, r.Counts())
-	if worst > time.Second {
+	// 250 ms alone; CI's run beside the other packages' browsers on 2
+	// cores saw 1.4 s once.
+	if worst > 2500*time.Millisecond {
 		t.Errorf("a client with %d sessions held the relay for %v as it left", n, worst)
 	}
 }
