@@ -394,10 +394,11 @@ func TestMCPUploadToRemovedElement(t *testing.T) {
 }
 
 // busyPage starts, on a click, a request 300 ms later and a counter that
-// changes the page every 10 ms for ever.
+// changes the page at once and then every 10 ms for ever (at once: under
+// CI's load the first tick once came after the click had settled).
 const busyPage = `<!doctype html><html><head><meta charset="utf-8"><title>Busy</title></head><body>
 <button id="late" onclick="setTimeout(() => fetch('/late', {method: 'POST'}), 300)">Later</button>
-<button id="tick" onclick="setInterval(() => n.textContent = +n.textContent + 1, 10)">Tick</button><p id="n">0</p>
+<button id="tick" onclick="n.textContent = +n.textContent + 1; setInterval(() => n.textContent = +n.textContent + 1, 10)">Tick</button><p id="n">0</p>
 </body></html>`
 
 // --settle bounds the wait: 0 returns at once, before what the page does
