@@ -241,6 +241,9 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		if handled := c.livetabCommand(ctx, m, sid); handled {
 			return
 		}
+		if c.windowCommand(ctx, m, sid) {
+			return
+		}
 		if c.contextCookies(ctx, m, sid) || c.ignoreCertificateErrors(m, sid) {
 			return
 		}

@@ -816,6 +816,30 @@ function tabIdOf(v, op) {
 }
 
 /**
+ * Sizes a window so that its tab's page is cw×ch (0: as it is). A tab's
+ * size follows its window's a moment later, so each step waits for it
+ * before measuring the frame around the page again.
+ * @param {number} tabId
+ * @param {number} windowId
+ * @param {number} cw
+ * @param {number} ch
+ */
+async function sizeContents(tabId, windowId, cw, ch) {
+  for (let i = 0; i < 3; i++) {
+    const [win, tab] = await Promise.all([chrome.windows.get(windowId), chrome.tabs.get(tabId)]);
+    const dw = cw ? cw - (tab.width ?? 0) : 0;
+    const dh = ch ? ch - (tab.height ?? 0) : 0;
+    if (!dw && !dh) return;
+    await chrome.windows.update(windowId, { width: (win.width ?? 0) + dw, height: (win.height ?? 0) + dh });
+    for (let until = Date.now() + 1000; Date.now() < until;) {
+      const now = await chrome.tabs.get(tabId);
+      if (now.width !== tab.width || now.height !== tab.height) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
+
+/**
  * The target of a tab, polling while Chrome has not created it yet.
  * @param {number} tabId
  * @param {number} waitMs
@@ -966,6 +990,46 @@ const ops = {
     if (typeof p.filename === 'string' && /^[A-Za-z0-9_-][A-Za-z0-9._ -]{0,99}$/.test(p.filename)) opts.filename = p.filename;
     const id = await chrome.downloads.download(opts);
     return { id };
+  },
+
+  // The window of a tab: its bounds and state, and the size of the tab's
+  // page in it (Browser.getWindowForTarget, and what setContentsSize needs).
+  async 'ext.window'(params) {
+    const tab = await chrome.tabs.get(tabIdOf(params, 'ext.window'));
+    const win = await chrome.windows.get(tab.windowId);
+    return {
+      windowId: tab.windowId, left: win.left ?? 0, top: win.top ?? 0, width: win.width ?? 0, height: win.height ?? 0,
+      state: win.state ?? 'normal', contentWidth: tab.width ?? 0, contentHeight: tab.height ?? 0,
+    };
+  },
+
+  // Moves, sizes or (un)maximizes the window of a tab, only when every tab
+  // in it is one of `only`: the relay passes the tabs its client opened, and
+  // the person's windows are never changed (a tab the person dragged into
+  // the window since counts as theirs).
+  async 'ext.setWindow'(params) {
+    const tab = await chrome.tabs.get(tabIdOf(params, 'ext.setWindow'));
+    const p = /** @type {{only?: unknown, left?: unknown, top?: unknown, width?: unknown, height?: unknown, state?: unknown, contentWidth?: unknown, contentHeight?: unknown}} */ (params);
+    const only = new Set(Array.isArray(p.only) ? p.only.filter((x) => typeof x === 'number') : []);
+    const inWindow = await chrome.tabs.query({ windowId: tab.windowId });
+    if (inWindow.some((t) => t.id === undefined || !only.has(t.id))) {
+      throw new Error('livetab: the window holds tabs that are not this client\'s');
+    }
+    /** @type {chrome.windows.UpdateInfo} */
+    const info = {};
+    for (const k of /** @type {const} */ (['left', 'top', 'width', 'height'])) {
+      const v = p[k];
+      if (typeof v === 'number' && Number.isFinite(v)) info[k] = Math.round(v);
+    }
+    const states = ['normal', 'minimized', 'maximized', 'fullscreen'];
+    if (typeof p.state === 'string' && states.includes(p.state)) {
+      info.state = /** @type {`${chrome.windows.WindowState}`} */ (p.state);
+    }
+    await chrome.windows.update(tab.windowId, info);
+    const cw = typeof p.contentWidth === 'number' && p.contentWidth > 0 ? Math.round(p.contentWidth) : 0;
+    const ch = typeof p.contentHeight === 'number' && p.contentHeight > 0 ? Math.round(p.contentHeight) : 0;
+    if (cw || ch) await sizeContents(tab.id ?? 0, tab.windowId, cw, ch);
+    return {};
   },
 
   async 'ext.fileAccess'() {

@@ -52,6 +52,9 @@
 //	                                               load they blocked
 //	ext.closeTab    {tabId}                 → {}
 //	ext.activateTab {tabId}                 → {}
+//	ext.window      {tabId}                 → {windowId, left, top, width, height, state, contentWidth, contentHeight}
+//	ext.setWindow   {tabId, only, left?, top?, width?, height?, state?, contentWidth?, contentHeight?} → {}
+//	                                               only when every tab of the window is in only; content* sizes the window around the page
 //	ext.fileAccess  {}                      → {allowed}
 //	ext.setPolicy   {owner, sharedOnly, domains, blockPrivate?, privateAllowed?} → {}  one relay client's policy (the relay enforces it for
 //	                                               that client); the extension keeps the tabs pages of livetab's
@@ -124,6 +127,12 @@ const (
 	CloseTab    = "ext.closeTab"
 	ActivateTab = "ext.activateTab"
 	FileAccess  = "ext.fileAccess"
+	// Window reads a tab's window: {windowId, left, top, width, height,
+	// state, contentWidth, contentHeight}.
+	Window = "ext.window"
+	// SetWindow changes a tab's window {tabId, only, left?, top?, width?,
+	// height?, state?} when every tab in it is one of only.
+	SetWindow = "ext.setWindow"
 	// DownloadBlob downloads a blob: or http(s) URL of a tab's origin with
 	// chrome.downloads (DownloadBlobParams).
 	DownloadBlob = "ext.downloadBlob"
