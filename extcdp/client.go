@@ -535,6 +535,15 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 	if sid == "" {
 		t.noteSetup(string(m.Method), params)
 	}
+	if hook := r.noteTrace(t, sid, s, m.Method, params); hook != nil {
+		next := done
+		done = func(rep *wire.Frame, err error) {
+			if err == nil && rep.Error == nil {
+				rep.Result = hook(rep.Result)
+			}
+			next(rep, err)
+		}
+	}
 	if hook := r.noteState(c, t, sid, string(m.Method), params); hook != nil {
 		next := done
 		done = func(rep *wire.Frame, err error) {

@@ -280,6 +280,8 @@ type tab struct {
 	// unguarded: the extension was told that no client with a policy
 	// drives the page that opened this popup (clientpolicy.go).
 	unguarded bool
+	// trace: who traces the tab, and its trace streams (tracing.go).
+	trace traceState
 
 	attachMu sync.Mutex // serializes ext.attach/detach of this tab
 	attached bool       // the extension's debugger is attached
@@ -737,6 +739,10 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 				r.childGone(gone)
 			}
 		}
+	}
+	if c == nil && strings.HasPrefix(string(method), "Tracing.") {
+		r.onTracingEvent(t, method, f.Params)
+		return
 	}
 	holder := t.fetch
 	if c != nil {
