@@ -125,11 +125,29 @@ func (c *Client) windowCommand(ctx context.Context, m *cdproto.Message, sid targ
 			set.Height = &b.Height
 		}
 		set.Left, set.Top = b.Left, b.Top
-		if err := c.setWindow(ctx, set); err != nil {
-			c.fail(m.ID, sid, -32000, fmt.Sprintf("livetab refuses Browser.setWindowBounds on window %d: %v", p.WindowID, err))
+		err = c.setWindow(ctx, set)
+		if err == nil {
+			c.reply(m.ID, sid, nil)
 			return true
 		}
-		c.reply(m.ID, sid, nil)
+		if s := c.sessionOf(sid); errors.Is(err, errPersonsWindow) && s != nil && s.child == nil && s.tab == t &&
+			(b.Width > 0 || b.Height > 0) && (b.WindowState == "" || string(b.WindowState) == w.State) {
+			// Playwright sizes the window of each page to its viewport,
+			// then sets the viewport by emulation on the same session:
+			// in the person's window the page gets the size the window's
+			// frame would leave it, and Playwright's own override, sent
+			// next on this session, has the last word.
+			cw, ch := w.ContentWidth, w.ContentHeight
+			if b.Width > 0 {
+				cw = max(b.Width-(w.Width-w.ContentWidth), 1)
+			}
+			if b.Height > 0 {
+				ch = max(b.Height-(w.Height-w.ContentHeight), 1)
+			}
+			c.sizePage(m, s, cw, ch)
+			return true
+		}
+		c.fail(m.ID, sid, -32000, fmt.Sprintf("livetab refuses Browser.setWindowBounds on window %d: %v", p.WindowID, err))
 	case cdproto.CommandBrowserSetContentsSize:
 		var p browser.SetContentsSizeParams
 		if !c.params(m, sid, &p) {
@@ -160,8 +178,7 @@ func (c *Client) windowCommand(ctx context.Context, m *cdproto.Message, sid targ
 			if ch <= 0 {
 				ch = w.ContentHeight
 			}
-			params, _ := jsonv2.Marshal(map[string]any{"width": cw, "height": ch, "deviceScaleFactor": 0, "mobile": false}, wire.Options)
-			c.sessionCommand(&cdproto.Message{ID: m.ID, SessionID: sid, Method: cdproto.CommandEmulationSetDeviceMetricsOverride, Params: params}, s)
+			c.sizePage(m, s, cw, ch)
 			return true
 		}
 		c.fail(m.ID, sid, -32000, fmt.Sprintf("livetab refuses Browser.setContentsSize on window %d: %v; send it on the session of your page to have the page sized instead, or size it with Emulation.setDeviceMetricsOverride", p.WindowID, err))
@@ -169,6 +186,14 @@ func (c *Client) windowCommand(ctx context.Context, m *cdproto.Message, sid targ
 		return false
 	}
 	return true
+}
+
+// sizePage answers m by sizing the page of session s to width×height with
+// Emulation.setDeviceMetricsOverride, sent as if the client had sent it
+// there: the relay's checks and its undo when the client leaves apply.
+func (c *Client) sizePage(m *cdproto.Message, s *session, width, height int64) {
+	params, _ := jsonv2.Marshal(map[string]any{"width": width, "height": height, "deviceScaleFactor": 0, "mobile": false}, wire.Options)
+	c.sessionCommand(&cdproto.Message{ID: m.ID, SessionID: s.id, Method: cdproto.CommandEmulationSetDeviceMetricsOverride, Params: params}, s)
 }
 
 // windowTab is the tab a getWindowForTarget means: the named target, else

@@ -2,6 +2,8 @@ package extcdp_test
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,8 +69,18 @@ func TestWindows(t *testing.T) {
 		t.Fatalf("the person's window through livetab: %+v; Chrome's own port says %+v", pw, before)
 	}
 	innerBefore := c.eval(psid, "innerWidth + 'x' + innerHeight")
-	if _, err := c.call(psid, "Browser.setWindowBounds", map[string]any{"windowId": pw.WindowID, "bounds": map[string]any{"width": 500, "height": 400}}); err == nil || !strings.Contains(err.Error(), "person") {
-		t.Errorf("setWindowBounds on the person's window: %v; want a refusal that names the person's tabs", err)
+	if _, err := c.call(psid, "Browser.setWindowBounds", map[string]any{"windowId": pw.WindowID, "bounds": map[string]any{"left": 10, "top": 10}}); err == nil || !strings.Contains(err.Error(), "person") {
+		t.Errorf("moving the person's window: %v; want a refusal that names the person's tabs", err)
+	}
+	if _, err := c.call("", "Browser.setWindowBounds", map[string]any{"windowId": pw.WindowID, "bounds": map[string]any{"width": 500, "height": 400}}); err == nil || !strings.Contains(err.Error(), "person") {
+		t.Errorf("sizing the person's window at the browser level: %v; want a refusal that names the person's tabs", err)
+	}
+	// On the page's session, as Playwright sizes each page's window: the
+	// page gets what the window's frame would leave it.
+	frameW, frameH := pw.Bounds.Width-int64(atoi(t, strings.Split(innerBefore, "x")[0])), pw.Bounds.Height-int64(atoi(t, strings.Split(innerBefore, "x")[1]))
+	c.must(psid, "Browser.setWindowBounds", map[string]any{"windowId": pw.WindowID, "bounds": map[string]any{"width": 700, "height": 500}})
+	if got, want := c.eval(psid, "innerWidth + 'x' + innerHeight"), fmt.Sprintf("%dx%d", 700-frameW, 500-frameH); got != want {
+		t.Errorf("the page after setWindowBounds 700x500 on its session in the person's window: %s, want %s", got, want)
 	}
 	// Nothing to change: answered.
 	c.must(psid, "Browser.setWindowBounds", map[string]any{"windowId": pw.WindowID, "bounds": map[string]any{"windowState": pw.Bounds.WindowState}})
@@ -132,4 +144,13 @@ func TestWindows(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
