@@ -383,14 +383,32 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 		return
 	}
 	c.openingTabs++
-	r.mu.Unlock()
-	octx, ocancel := context.WithTimeout(r.ctx, clientTimeout)
-	defer ocancel()
-	res, err := r.b.Call(octx, wire.CreateTab, 0, wire.CreateTabParams{
+	params := wire.CreateTabParams{
 		URL:       p.URL,
 		NewWindow: p.NewWindow != nil && *p.NewWindow,
 		Active:    p.Background == nil || !*p.Background,
-	})
+	}
+	if c.contexts[p.BrowserContextID] && !params.NewWindow {
+		// A context of the client's own is a window of its own, as a new
+		// browser context is on Chrome: its first tab opens one, and the
+		// next ones join it, not the person's window.
+		params.NewWindow = true
+		for _, o := range r.tabs {
+			if o.context == p.BrowserContextID && o.creator == c && !o.closed && o.info.WindowID != 0 {
+				params.NewWindow, params.WindowID = false, o.info.WindowID
+				break
+			}
+		}
+	}
+	r.mu.Unlock()
+	octx, ocancel := context.WithTimeout(r.ctx, clientTimeout)
+	defer ocancel()
+	res, err := r.b.Call(octx, wire.CreateTab, 0, params)
+	if err != nil && params.WindowID != 0 && octx.Err() == nil {
+		// The context's window went away meanwhile: a new one.
+		params.NewWindow, params.WindowID = true, 0
+		res, err = r.b.Call(octx, wire.CreateTab, 0, params)
+	}
 	var ti wire.TabInfo
 	if err == nil && (jsonv2.Unmarshal(res, &ti, wire.Options) != nil || ti.TargetID == "") {
 		err = errors.New("the extension opened a tab but reported no target id for it")

@@ -916,6 +916,8 @@ const ops = {
     if (params.newWindow === true) {
       const win = await chrome.windows.create({ url, focused: active });
       tab = win?.tabs?.[0];
+    } else if (typeof params.windowId === 'number') {
+      tab = await chrome.tabs.create({ url, active, windowId: params.windowId });
     } else {
       tab = await chrome.tabs.create({ url, active });
     }

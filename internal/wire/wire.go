@@ -46,7 +46,7 @@
 //	ext.attach      {tabId}                 → {targetId}   chrome.debugger.attach(…, "1.3"); "already attached" counts as success
 //	ext.detach      {tabId}                 → {}
 //	ext.targets     {}                      → {targets:[TabInfo]}   every tab, with its CDP targetId
-//	ext.createTab   {url, newWindow, active} → TabInfo
+//	ext.createTab   {url, newWindow, active, windowId?} → TabInfo
 //	ext.unguard     {tabId}                 → {}   a popup whose opener no client with a policy drives: the
 //	                                               extension's popup rules let go of it and load again a first
 //	                                               load they blocked
@@ -311,6 +311,8 @@ type CreateTabParams struct {
 	URL       string `json:"url"`
 	NewWindow bool   `json:"newWindow,omitzero"`
 	Active    bool   `json:"active,omitzero"`
+	// WindowID opens the tab in that window (of the client's own tabs).
+	WindowID int64 `json:"windowId,omitzero"`
 }
 
 // TargetsResult is the result of ext.targets.
