@@ -176,6 +176,20 @@ test('tracing', opts, () => withPage(async (page) => {
   await page.goto(site + '/form');
   const trace = await page.tracing.stop();
   assert.ok(trace && trace.length > 1000, 'a trace came back');
+  // The DevTools trace engine finds the page by this event; chrome.debugger
+  // traces lack it, and the relay adds it.
+  const events = JSON.parse(Buffer.from(trace).toString()).traceEvents;
+  const started = events.filter((e) => e.name === 'TracingStartedInBrowser');
+  assert.equal(started.length, 1, 'one TracingStartedInBrowser');
+  assert.equal(started[0].args.data.frames[0].frame, page.mainFrame()._id, 'it names the page\'s main frame');
+}));
+
+test('page.resize sizes the page, leaving the person\'s window as it was', opts, () => withPage(async (page) => {
+  await page.goto(site + '/form');
+  const before = await page.windowId();
+  await page.resize({ contentWidth: 640, contentHeight: 480 });
+  assert.deepEqual(await page.evaluate(() => [innerWidth, innerHeight]), [640, 480]);
+  assert.equal(await page.windowId(), before);
 }));
 
 test('response events and response.text', opts, () => withPage(async (page) => {
