@@ -39,6 +39,8 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		})
 	case cdproto.CommandBrowserSetDownloadBehavior:
 		c.setDownloadBehavior(m, sid)
+	case cdproto.CommandBrowserCancelDownload:
+		c.cancelDownload(m, sid)
 	case cdproto.CommandBrowserClose:
 		// Never close the user's browser: end this client's connection.
 		c.reply(m.ID, sid, nil)
@@ -388,16 +390,23 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 		NewWindow: p.NewWindow != nil && *p.NewWindow,
 		Active:    p.Background == nil || !*p.Background,
 	}
-	if c.contexts[p.BrowserContextID] && !params.NewWindow {
-		// A context of the client's own is a window of its own, as a new
-		// browser context is on Chrome: its first tab opens one, and the
-		// next ones join it, not the person's window.
-		params.NewWindow = true
+	if !params.NewWindow {
+		// A tab not asked for in a new window joins the window of the
+		// client's newest tab in its context (Chrome's "last active window"
+		// is whichever the person or another program used last). A context
+		// of the client's own is a window of its own, as a new browser
+		// context is on Chrome: its first tab opens one. With no tab yet in
+		// the default context, Chrome's current window takes it.
+		own := c.contexts[p.BrowserContextID]
+		params.NewWindow = own
+		var newest *tab
 		for _, o := range r.tabs {
-			if o.context == p.BrowserContextID && o.creator == c && !o.closed && o.info.WindowID != 0 {
-				params.NewWindow, params.WindowID = false, o.info.WindowID
-				break
+			if o.context == p.BrowserContextID && o.creator == c && !o.closed && o.info.WindowID != 0 && (newest == nil || o.id > newest.id) {
+				newest = o
 			}
+		}
+		if newest != nil {
+			params.NewWindow, params.WindowID = false, newest.info.WindowID
 		}
 	}
 	r.mu.Unlock()
@@ -405,8 +414,10 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 	defer ocancel()
 	res, err := r.b.Call(octx, wire.CreateTab, 0, params)
 	if err != nil && params.WindowID != 0 && octx.Err() == nil {
-		// The context's window went away meanwhile: a new one.
-		params.NewWindow, params.WindowID = true, 0
+		// That window went away meanwhile: where a first tab would go.
+		r.mu.Lock()
+		params.NewWindow, params.WindowID = c.contexts[p.BrowserContextID], 0
+		r.mu.Unlock()
 		res, err = r.b.Call(octx, wire.CreateTab, 0, params)
 	}
 	var ti wire.TabInfo

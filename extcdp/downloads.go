@@ -99,6 +99,9 @@ type download struct {
 	// removed, so that a client gets no other origin's bytes.
 	origin string
 	done   bool // the completed (or canceled) progress sent
+	// cancel: a client canceled it before chrome.downloads reported it;
+	// it is canceled there as soon as it is.
+	cancel bool
 	info   wire.DownloadInfo
 	seq    int64 // when the relay first heard of it
 }
@@ -409,6 +412,10 @@ func (r *Relay) onExtDownload(info wire.DownloadInfo) {
 		r.downloads.track(dl)
 	}
 	dl.info = info
+	if dl.cancel && info.State == "in_progress" {
+		dl.cancel = false
+		r.cancelChromeDownload(info.ID)
+	}
 	if (info.State == "complete" || info.State == "interrupted") && dl.guid == "" {
 		// A download no attached tab announced (started by the user, or
 		// in a tab livetab does not debug): give it an id of its own.
@@ -556,4 +563,46 @@ func (c *Client) downloadBlob(ctx context.Context, m *cdproto.Message, sid targe
 		return
 	}
 	c.reply(m.ID, sid, livetabcdp.DownloadBlobResult{GUID: dl.guid})
+}
+
+// cancelDownload answers Browser.cancelDownload, which Playwright's
+// download.cancel() and capture's cancellation send: chrome.downloads
+// cancels the download, which removes its partial file, and the client
+// hears it canceled. Only a download of a tab the client drives, as only
+// those are moved to its directory (downloadDest); one that is done already
+// is left as it is, as Chrome does.
+func (c *Client) cancelDownload(m *cdproto.Message, sid target.SessionID) {
+	var p struct {
+		GUID string `json:"guid"`
+	}
+	if !c.params(m, sid, &p) {
+		return
+	}
+	r := c.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.downloads.init()
+	dl := r.downloads.byGUID[p.GUID]
+	if dl == nil || dl.tab == nil || !c.sees(dl.tab) || !(dl.tab.creator == c || c.hasSessionOn(dl.tab)) {
+		c.fail(m.ID, sid, -32602, fmt.Sprintf("Browser.cancelDownload: no download with guid %q of a tab this client drives (Browser.downloadWillBegin names them)", p.GUID))
+		return
+	}
+	switch {
+	case dl.done:
+	case dl.chromeID != 0:
+		r.cancelChromeDownload(dl.chromeID)
+	default:
+		dl.cancel = true
+	}
+	c.reply(m.ID, sid, nil)
+}
+
+// cancelChromeDownload asks the extension to cancel chrome.downloads item
+// id, in the background. Call with r.mu held.
+func (r *Relay) cancelChromeDownload(id int64) {
+	r.goWork(clientTimeout, func(ctx context.Context) {
+		if _, err := r.b.Call(ctx, wire.CancelDownload, 0, map[string]int64{"id": id}); err != nil {
+			r.log.Warn("canceling a download", "id", id, "err", err)
+		}
+	})
 }

@@ -1034,6 +1034,16 @@ const ops = {
     return {};
   },
 
+  // Cancels a download a client's tab started (Browser.cancelDownload);
+  // Chrome removes its partial file. One already done is left as it is.
+  async 'ext.cancelDownload'(params) {
+    const id = /** @type {{id?: unknown}} */ (params).id;
+    if (typeof id !== 'number') throw new Error('livetab: ext.cancelDownload needs a numeric id');
+    const [item] = await chrome.downloads.search({ id });
+    if (item && item.state === 'in_progress') await chrome.downloads.cancel(id);
+    return {};
+  },
+
   async 'ext.fileAccess'() {
     fileAccess = await chrome.extension.isAllowedFileSchemeAccess();
     return { allowed: fileAccess };

@@ -56,6 +56,7 @@
 //	ext.setWindow   {tabId, only, left?, top?, width?, height?, state?, contentWidth?, contentHeight?} → {}
 //	                                               only when every tab of the window is in only; content* sizes the window around the page
 //	ext.fileAccess  {}                      → {allowed}
+//	ext.cancelDownload {id}                 → {}   chrome.downloads.cancel; a download already done is left
 //	ext.setPolicy   {owner, sharedOnly, domains, blockPrivate?, privateAllowed?} → {}  one relay client's policy (the relay enforces it for
 //	                                               that client); the extension keeps the tabs pages of livetab's
 //	                                               tabs open within the owner's domains. sharedOnly false and no
@@ -133,6 +134,8 @@ const (
 	// SetWindow changes a tab's window {tabId, only, left?, top?, width?,
 	// height?, state?} when every tab in it is one of only.
 	SetWindow = "ext.setWindow"
+	// CancelDownload cancels chrome.downloads item {id}.
+	CancelDownload = "ext.cancelDownload"
 	// DownloadBlob downloads a blob: or http(s) URL of a tab's origin with
 	// chrome.downloads (DownloadBlobParams).
 	DownloadBlob = "ext.downloadBlob"
