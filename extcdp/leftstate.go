@@ -119,6 +119,9 @@ var undoOf = map[string]undo{
 	"Debugger.setBreakpointsActive":   {"Debugger.setBreakpointsActive", `{"active":true}`, nil},
 	"Debugger.setBlackboxPatterns":    {"Debugger.setBlackboxPatterns", `{"patterns":[]}`, nil},
 	"Debugger.setAsyncCallStackDepth": {"Debugger.setAsyncCallStackDepth", `{"maxDepth":0}`, nil},
+	// The person's page laid out without scrollbars: innerWidth -
+	// clientWidth read 0 after A left, 15 before A came.
+	"Emulation.setScrollbarsHidden": {"Emulation.setScrollbarsHidden", `{"hidden":false}`, nil},
 	// What the person would see drawn over their page: the overlays of
 	// DevTools' Elements panel, and a highlighted node or rectangle.
 	"Overlay.setShowGridOverlays":           {"Overlay.setShowGridOverlays", `{"gridNodeHighlightConfigs":[]}`, nil},

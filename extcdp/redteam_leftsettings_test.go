@@ -7,12 +7,14 @@ import (
 )
 
 // TestRedTeamLeftSettingsShowOnNoTab: client A changes, on a tab the person
-// opened and client B uses too, what the person sees drawn over it (grid, flex, scroll-snap, container
-// and isolation overlays, a highlighted rectangle or node), or how B's
-// debugger stops in it (pause on every exception, no pauses, breakpoints
-// off, its scripts blackboxed, async stacks) — then dies. Chrome keeps one
-// debugger attachment per tab, held by B's session, so each of these
-// stayed until B left too (all 12 failed before the relay took them back).
+// opened and client B uses too, whether the page shows scrollbars, whether
+// input reaches it, what the person sees drawn over it (grid, flex,
+// scroll-snap, container and isolation overlays, a highlighted rectangle or
+// node), or how B's debugger stops in it (pause on every exception, no
+// pauses, breakpoints off, its scripts blackboxed, async stacks) — then
+// dies. Chrome keeps one debugger attachment per tab, held by B's session,
+// so each of these but ignored input (taken back already) stayed until B
+// left too: all 13 cases failed before the relay took them back.
 func TestRedTeamLeftSettingsShowOnNoTab(t *testing.T) {
 	const boxes = `document.body.insertAdjacentHTML("afterbegin",
 		'<div id="grid" style="display:grid;grid-template-columns:1fr 1fr;width:300px;height:120px;gap:20px"><div>a</div><div>b</div></div>' +
@@ -32,11 +34,17 @@ func TestRedTeamLeftSettingsShowOnNoTab(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		probe string   // what the page reads; "shot" for what is drawn, "paused:<js>" for B's debugger
+		probe string   // what the page reads; "shot" for what is drawn, "click" for B's click, "resized:<js>" read at another size, "paused:<js>" for B's debugger
 		setup [][2]any // B's, before anything
 		cmds  [][2]any // A's
 		dom   []domCmd // A's, with a node's id
 	}{
+		// Chrome lays the page out again without scrollbars only as the
+		// view changes size.
+		{name: "scrollbarsHidden", probe: "resized:new Promise(ok => requestAnimationFrame(() => requestAnimationFrame(() => ok(String(innerWidth - document.documentElement.clientWidth)))))", cmds: [][2]any{{"Emulation.setScrollbarsHidden", map[string]any{"hidden": true}}}},
+		// B's clicks (the person's, through Chrome's own port, are not
+		// ignored; in a real window they are).
+		{name: "ignoreInput", probe: "click", cmds: [][2]any{{"Input.setIgnoreInputEvents", map[string]any{"ignore": true}}}},
 		{name: "pauseOnExceptions", probe: "paused:" + debuggerProbe("try { throw 1 } catch (e) {}"), setup: [][2]any{{"Debugger.enable", nil}},
 			cmds: [][2]any{{"Debugger.enable", nil}, {"Debugger.setPauseOnExceptions", map[string]any{"state": "all"}}}},
 		{name: "skipAllPauses", probe: "paused:" + debuggerProbe("debugger"), setup: [][2]any{{"Debugger.enable", nil}},
@@ -71,6 +79,7 @@ func TestRedTeamLeftSettingsShowOnNoTab(t *testing.T) {
 			a, b, sa, sb := sharedTab(t, "/form?left-settings-"+tc.name)
 			b.bound = 10 * time.Second
 			b.eval(sb, boxes)
+			b.eval(sb, `window.clicks = 0, document.addEventListener("click", () => clicks++), 1`)
 			for _, c := range tc.setup {
 				b.must(sb, c[0].(string), c[1])
 			}
@@ -80,6 +89,19 @@ func TestRedTeamLeftSettingsShowOnNoTab(t *testing.T) {
 				case tc.probe == "shot":
 					time.Sleep(300 * time.Millisecond) // a frame with what was set
 					return field(b.must(sb, "Page.captureScreenshot", map[string]any{"format": "png"}), "data")
+				case tc.probe == "click":
+					was := b.eval(sb, "String(clicks)")
+					for _, typ := range []string{"mousePressed", "mouseReleased"} {
+						b.must(sb, "Input.dispatchMouseEvent", map[string]any{"type": typ, "x": 20, "y": 20, "button": "left", "clickCount": 1})
+					}
+					if b.eval(sb, "String(clicks)") == was {
+						return "the page did not see the click"
+					}
+					return "the page counted the click"
+				case strings.HasPrefix(tc.probe, "resized:"):
+					b.must(sb, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 600, "height": 400, "deviceScaleFactor": 1, "mobile": false})
+					defer b.must(sb, "Emulation.clearDeviceMetricsOverride", nil)
+					return b.eval(sb, strings.TrimPrefix(tc.probe, "resized:"))
 				case strings.HasPrefix(tc.probe, "paused:"):
 					return pausedBy(t, b, sb, strings.TrimPrefix(tc.probe, "paused:"))
 				}
