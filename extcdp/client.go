@@ -523,6 +523,26 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		}
 	}
 	params := m.Params
+	if m.Method == cdproto.CommandRuntimeEvaluate {
+		var bound time.Duration
+		var err error
+		if params, bound, err = c.boundScript(t, params); err != nil {
+			cancel()
+			c.fail(m.ID, replySID, -32602, err.Error())
+			return
+		}
+		if bound > 0 {
+			next := done
+			done = func(rep *wire.Frame, err error) {
+				if err == nil && rep.Error != nil && rep.Error.Message == terminatedMessage {
+					ended := *rep
+					ended.Error = scriptEnded(t, bound)
+					rep = &ended
+				}
+				next(rep, err)
+			}
+		}
+	}
 	if m.Method == cdproto.CommandDOMGetDocument && s != nil {
 		var cached jsonv2.Value
 		if params, done, cached = c.getDocument(s, params, done); cached != nil {

@@ -91,3 +91,11 @@ func (r *Relay) Transfers() int {
 // SweepStaleTransfers removes from dir the transfer directories of relays
 // that are gone, as the relay does before making its own.
 func SweepStaleTransfers(dir string) { sweepStaleTransfers(dir) }
+
+// SetSyncScriptBound changes how long a client's script may run without
+// yielding on the person's tab, for tests; it returns a function that
+// restores it.
+func SetSyncScriptBound(d time.Duration) func() {
+	old := syncScriptBound.Swap(int64(d))
+	return func() { syncScriptBound.Store(old) }
+}

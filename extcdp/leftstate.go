@@ -102,6 +102,36 @@ var undoOf = map[string]undo{
 	// session starts (the protocol's defaults). The test browser blocks third-party cookies
 	// whatever these say, so only TestLeftStateUndoneWithItsParams shows it.
 	"Network.setCookieControls": {"Network.setCookieControls", `{"enableThirdPartyCookieRestriction":false,"disableThirdPartyCookieMetadata":false,"disableThirdPartyCookieHeuristics":false}`, nil},
+	// CPU pressure the person's page reads, turned off by its source. A
+	// PressureObserver of the person's page had readings after A left where
+	// it had none before A came; the test browser's real source follows the
+	// machine's load, so only TestLeftStateUndoneWithItsParams checks it.
+	"Emulation.setPressureSourceOverrideEnabled": {"Emulation.setPressureSourceOverrideEnabled", `{"enabled":false}`, []string{"source"}},
+	"Emulation.setPressureStateOverride":         {"Emulation.setPressureSourceOverrideEnabled", `{"enabled":false}`, []string{"source"}},
+	// How the Debugger of a client that stays stops in the person's page:
+	// Chrome has one Debugger agent per attachment, so A's pausing on every
+	// exception stopped the person's page under B's debugger, and A's
+	// skipping, breakpoints off and blackboxing kept B's debugger from
+	// stopping at all. (With no client left to keep it on, Debugger.disable
+	// clears them all.)
+	"Debugger.setPauseOnExceptions":   {"Debugger.setPauseOnExceptions", `{"state":"none"}`, nil},
+	"Debugger.setSkipAllPauses":       {"Debugger.setSkipAllPauses", `{"skip":false}`, nil},
+	"Debugger.setBreakpointsActive":   {"Debugger.setBreakpointsActive", `{"active":true}`, nil},
+	"Debugger.setBlackboxPatterns":    {"Debugger.setBlackboxPatterns", `{"patterns":[]}`, nil},
+	"Debugger.setAsyncCallStackDepth": {"Debugger.setAsyncCallStackDepth", `{"maxDepth":0}`, nil},
+	// The person's page laid out without scrollbars: innerWidth -
+	// clientWidth read 0 after A left, 15 before A came.
+	"Emulation.setScrollbarsHidden": {"Emulation.setScrollbarsHidden", `{"hidden":false}`, nil},
+	// What the person would see drawn over their page: the overlays of
+	// DevTools' Elements panel, and a highlighted node or rectangle.
+	"Overlay.setShowGridOverlays":           {"Overlay.setShowGridOverlays", `{"gridNodeHighlightConfigs":[]}`, nil},
+	"Overlay.setShowFlexOverlays":           {"Overlay.setShowFlexOverlays", `{"flexNodeHighlightConfigs":[]}`, nil},
+	"Overlay.setShowScrollSnapOverlays":     {"Overlay.setShowScrollSnapOverlays", `{"scrollSnapHighlightConfigs":[]}`, nil},
+	"Overlay.setShowContainerQueryOverlays": {"Overlay.setShowContainerQueryOverlays", `{"containerQueryHighlightConfigs":[]}`, nil},
+	"Overlay.setShowIsolatedElements":       {"Overlay.setShowIsolatedElements", `{"isolatedElementHighlightConfigs":[]}`, nil},
+	"Overlay.highlightNode":                 {"Overlay.hideHighlight", `{}`, nil},
+	"Overlay.highlightRect":                 {"Overlay.hideHighlight", `{}`, nil},
+	"Overlay.highlightQuad":                 {"Overlay.hideHighlight", `{}`, nil},
 	// Chrome traces once for the whole browser: no client could trace
 	// again while the tab stays attached (TestRedTeamLeftTracingBlocksNoOne).
 	"Tracing.start": {"Tracing.end", `{}`, nil},

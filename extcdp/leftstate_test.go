@@ -21,13 +21,16 @@ import (
 // cookie controls go back to Chrome's defaults (the test browser blocks
 // third-party cookies whatever the controls say, so the end-to-end tests
 // cannot see them), and each virtual sensor is turned off by its own type,
-// which the undoing takes from the command that turned it on.
+// which the undoing takes from the command that turned it on, as is the
+// CPU pressure override by its source (in the test browser the real
+// source's readings follow the machine's load, so a page cannot tell them
+// from an override left on).
 func TestLeftStateUndoneWithItsParams(t *testing.T) {
 	var mu sync.Mutex
 	var sent []string
 	u, _, _ := fakeEndpoint(t, extcdp.HandlerOptions{}, func(e *fakeext.Ext) {
 		tabsFake(e)
-		for _, m := range []string{"Network.setCookieControls", "Emulation.setSensorOverrideEnabled"} {
+		for _, m := range []string{"Network.setCookieControls", "Emulation.setSensorOverrideEnabled", "Emulation.setPressureSourceOverrideEnabled", "Emulation.setPressureStateOverride"} {
 			e.Handle(m, func(f *wire.Frame) (jsonv2.Value, *cdproto.Error) {
 				mu.Lock()
 				sent = append(sent, f.Method+" "+string(f.Params))
@@ -42,18 +45,21 @@ func TestLeftStateUndoneWithItsParams(t *testing.T) {
 	a.must(sa, "Network.setCookieControls", map[string]any{"enableThirdPartyCookieRestriction": true, "disableThirdPartyCookieMetadata": true, "disableThirdPartyCookieHeuristics": true})
 	a.must(sa, "Emulation.setSensorOverrideEnabled", map[string]any{"enabled": true, "type": "accelerometer"})
 	a.must(sa, "Emulation.setSensorOverrideEnabled", map[string]any{"enabled": true, "type": "gyroscope"})
+	a.must(sa, "Emulation.setPressureSourceOverrideEnabled", map[string]any{"enabled": true, "source": "cpu"})
+	a.must(sa, "Emulation.setPressureStateOverride", map[string]any{"source": "cpu", "state": "critical"})
 	a.ws.CloseNow()
 	<-a.closed
 	want := []string{
 		`Network.setCookieControls {"enableThirdPartyCookieRestriction":false,"disableThirdPartyCookieMetadata":false,"disableThirdPartyCookieHeuristics":false}`,
 		`Emulation.setSensorOverrideEnabled {"enabled":false,"type":"gyroscope"}`,
 		`Emulation.setSensorOverrideEnabled {"enabled":false,"type":"accelerometer"}`,
+		`Emulation.setPressureSourceOverrideEnabled {"enabled":false,"source":"cpu"}`,
 	}
 	var got []string
 	for range 100 {
 		time.Sleep(20 * time.Millisecond)
 		mu.Lock()
-		got = slices.Clone(sent[min(3, len(sent)):])
+		got = slices.Clone(sent[min(5, len(sent)):])
 		mu.Unlock()
 		if len(got) >= len(want) {
 			break
