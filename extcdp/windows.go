@@ -80,17 +80,9 @@ func (c *Client) windowCommand(ctx context.Context, m *cdproto.Message, sid targ
 		if !c.params(m, sid, &p) {
 			return true
 		}
-		t := c.tabInWindow(int64(p.WindowID), sid)
-		if t == nil {
-			c.fail(m.ID, sid, -32000, fmt.Sprintf("Browser window not found (%d): it is not a window of a tab this client may use; Browser.getWindowForTarget names the window of a target", p.WindowID))
-			return true
+		if _, w, ok := c.windowByID(ctx, m, sid, int64(p.WindowID)); ok {
+			c.reply(m.ID, sid, &browser.GetWindowBoundsResult{Bounds: w.bounds()})
 		}
-		w, err := c.windowOf(ctx, t)
-		if err != nil {
-			c.failErr(m.ID, sid, err)
-			return true
-		}
-		c.reply(m.ID, sid, &browser.GetWindowBoundsResult{Bounds: w.bounds()})
 	case cdproto.CommandBrowserSetWindowBounds:
 		var p browser.SetWindowBoundsParams
 		if !c.params(m, sid, &p) {
@@ -100,14 +92,8 @@ func (c *Client) windowCommand(ctx context.Context, m *cdproto.Message, sid targ
 			c.fail(m.ID, sid, -32602, "Invalid parameters: Browser.setWindowBounds: bounds is required")
 			return true
 		}
-		t := c.tabInWindow(int64(p.WindowID), sid)
-		if t == nil {
-			c.fail(m.ID, sid, -32000, fmt.Sprintf("Browser window not found (%d): it is not a window of a tab this client may use", p.WindowID))
-			return true
-		}
-		w, err := c.windowOf(ctx, t)
-		if err != nil {
-			c.failErr(m.ID, sid, err)
+		t, w, ok := c.windowByID(ctx, m, sid, int64(p.WindowID))
+		if !ok {
 			return true
 		}
 		b := p.Bounds
@@ -125,7 +111,7 @@ func (c *Client) windowCommand(ctx context.Context, m *cdproto.Message, sid targ
 			set.Height = &b.Height
 		}
 		set.Left, set.Top = b.Left, b.Top
-		err = c.setWindow(ctx, set)
+		err := c.setWindow(ctx, set)
 		if err == nil {
 			c.reply(m.ID, sid, nil)
 			return true
@@ -153,17 +139,11 @@ func (c *Client) windowCommand(ctx context.Context, m *cdproto.Message, sid targ
 		if !c.params(m, sid, &p) {
 			return true
 		}
-		t := c.tabInWindow(int64(p.WindowID), sid)
-		if t == nil {
-			c.fail(m.ID, sid, -32000, fmt.Sprintf("Browser window not found (%d): it is not a window of a tab this client may use", p.WindowID))
+		t, w, ok := c.windowByID(ctx, m, sid, int64(p.WindowID))
+		if !ok {
 			return true
 		}
-		w, err := c.windowOf(ctx, t)
-		if err != nil {
-			c.failErr(m.ID, sid, err)
-			return true
-		}
-		err = c.setWindow(ctx, setWindowParams{TabID: t.id, ContentWidth: max(p.Width, 0), ContentHeight: max(p.Height, 0)})
+		err := c.setWindow(ctx, setWindowParams{TabID: t.id, ContentWidth: max(p.Width, 0), ContentHeight: max(p.Height, 0)})
 		if err == nil {
 			c.reply(m.ID, sid, nil)
 			return true
@@ -194,6 +174,22 @@ func (c *Client) windowCommand(ctx context.Context, m *cdproto.Message, sid targ
 func (c *Client) sizePage(m *cdproto.Message, s *session, width, height int64) {
 	params, _ := jsonv2.Marshal(map[string]any{"width": width, "height": height, "deviceScaleFactor": 0, "mobile": false}, wire.Options)
 	c.sessionCommand(&cdproto.Message{ID: m.ID, SessionID: s.id, Method: cdproto.CommandEmulationSetDeviceMetricsOverride, Params: params}, s)
+}
+
+// windowByID is a tab in window id that c may use and the window, or
+// answers m with why there is none.
+func (c *Client) windowByID(ctx context.Context, m *cdproto.Message, sid target.SessionID, id int64) (*tab, windowInfo, bool) {
+	t := c.tabInWindow(id, sid)
+	if t == nil {
+		c.fail(m.ID, sid, -32000, fmt.Sprintf("Browser window not found (%d): it is not a window of a tab this client may use; Browser.getWindowForTarget names the window of a target", id))
+		return nil, windowInfo{}, false
+	}
+	w, err := c.windowOf(ctx, t)
+	if err != nil {
+		c.failErr(m.ID, sid, err)
+		return nil, windowInfo{}, false
+	}
+	return t, w, true
 }
 
 // windowTab is the tab a getWindowForTarget means: the named target, else
