@@ -29,6 +29,10 @@ func TestRedTeamGesturesWedgeNoBrowser(t *testing.T) {
 		{"scrollRepeat", "Input.synthesizeScrollGesture", map[string]any{"x": 10, "y": 10, "yDistance": -1000, "repeatCount": 1000000000, "repeatDelayMs": 0}},
 		{"scrollFar", "Input.synthesizeScrollGesture", map[string]any{"x": 10, "y": 10, "yDistance": -1e12, "speed": 800}},
 		{"pinch", "Input.synthesizePinchGesture", map[string]any{"x": 10, "y": 10, "scaleFactor": 1e9, "relativeSpeed": 1}},
+		// Each repeat takes frames of its own, however short its way:
+		// these went unanswered past 20 s through both doors.
+		{"scrollRepeatStill", "Input.synthesizeScrollGesture", map[string]any{"x": 10, "y": 10, "yDistance": 0, "repeatCount": 1000000000, "repeatDelayMs": 0}},
+		{"scrollRepeatFast", "Input.synthesizeScrollGesture", map[string]any{"x": 10, "y": 10, "yDistance": -1, "speed": 1000000000, "repeatCount": 1000000000, "repeatDelayMs": 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// A browser each: the one before may be down.
@@ -57,4 +61,42 @@ func TestRedTeamGesturesWedgeNoBrowser(t *testing.T) {
 	_, sid := c.newTab(t, site.URL+"/form?gesture-ok")
 	c.must(sid, "Input.synthesizeTapGesture", map[string]any{"x": 10, "y": 10, "tapCount": 2})
 	c.must(sid, "Input.synthesizeScrollGesture", map[string]any{"x": 10, "y": 10, "yDistance": -200, "repeatCount": 2, "repeatDelayMs": 10, "speed": 2000})
+}
+
+// A mouse or touch event at a point far past any screen (10^308 px) was
+// never answered, through chrome.debugger and Chrome's own port alike, and
+// the tab took no mouse input again: a click at (10, 10) after it had no
+// answer either. At 10^10 px Chrome answered; a gesture there it refuses
+// itself ("Position out of bounds"). The relay refuses a point
+// past 10^9 px, and the tab's clicks are answered on.
+func TestRedTeamInputFarAwayWedgesNoTab(t *testing.T) {
+	if env == nil {
+		browsertest.RequireChromium(t)
+	}
+	c := dialRaw(t)
+	c.bound = 8 * time.Second
+	tid, sid := c.newTab(t, site.URL+"/form?input-far")
+	defer c.send("", "Target.closeTarget", map[string]any{"targetId": tid})
+	for _, tc := range []struct {
+		method string
+		params map[string]any
+	}{
+		{"Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": 1e308, "y": 1e308}},
+		{"Input.dispatchMouseEvent", map[string]any{"type": "mousePressed", "x": 10, "y": -1e300, "button": "left", "clickCount": 1}},
+		{"Input.dispatchTouchEvent", map[string]any{"type": "touchStart", "touchPoints": []any{map[string]any{"x": 1e308, "y": 1e308}}}},
+	} {
+		m, err := c.send(sid, tc.method, tc.params)
+		if err != nil {
+			t.Errorf("%s %v: %v, want a refusal at once", tc.method, tc.params, err)
+		} else if m.Error == nil || !strings.Contains(m.Error.Message, "at most") {
+			t.Errorf("%s %v answered %+v, want a refusal saying the bound", tc.method, tc.params, m.Error)
+		}
+	}
+	for _, typ := range []string{"mouseMoved", "mousePressed", "mouseReleased"} {
+		if _, err := c.call(sid, "Input.dispatchMouseEvent", map[string]any{"type": typ, "x": 10, "y": 10, "button": "left", "clickCount": 1}); err != nil {
+			t.Errorf("a click after: %v", err)
+		}
+	}
+	// Far but finite points are Chrome's to answer.
+	c.must(sid, "Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": 1e8, "y": -1e8})
 }
