@@ -1,6 +1,7 @@
 package extcdp_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"strings"
@@ -138,5 +139,64 @@ func TestScreenshotsOfOrdinaryPagesPass(t *testing.T) {
 		} else if len(img) < 1000 {
 			t.Errorf("%s: %d bytes", tc.name, len(img))
 		}
+	}
+}
+
+// A sender that skips the relay and speaks to the extension directly gets
+// the sizes the extension can judge alone refused by its backstop: a clip
+// too large at any device pixel ratio, a viewport scaled past 10 times, an
+// input event far past any screen. (A screenshot made huge by the device
+// scale factor or the viewport needs the page read first: only the relay
+// does that.)
+func TestAttackBackstopRefusesSizes(t *testing.T) {
+	if env == nil {
+		browsertest.RequireChromium(t)
+	}
+	e := startCrashEnv(t)
+	b := e.env.Bridge
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := b.Call(ctx, wire.CreateTab, 0, wire.CreateTabParams{URL: site.URL + "/form?backstop-sizes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tab wire.TabInfo
+	if err := jsonv2.Unmarshal(res, &tab, wire.Options); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Call(context.Background(), wire.CloseTab, 0, wire.TabParams{TabID: tab.TabID})
+	if _, err := b.Call(ctx, wire.Attach, 0, wire.TabParams{TabID: tab.TabID}); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Call(context.Background(), wire.Detach, 0, wire.TabParams{TabID: tab.TabID})
+	for _, tc := range []struct {
+		method string
+		params map[string]any
+	}{
+		{"Page.captureScreenshot", map[string]any{"clip": map[string]any{"x": 0, "y": 0, "width": 1920, "height": 1080, "scale": 20}}},
+		{"Page.captureScreenshot", map[string]any{"clip": map[string]any{"x": 0, "y": 0, "width": 100000, "height": 100000, "scale": 1}}},
+		{"Emulation.setDeviceMetricsOverride", map[string]any{"width": 800, "height": 600, "deviceScaleFactor": 1, "mobile": false,
+			"viewport": map[string]any{"x": 0, "y": 0, "width": 800, "height": 600, "scale": 1000}}},
+		{"Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": 1e308, "y": 1}},
+		{"Input.dispatchTouchEvent", map[string]any{"type": "touchStart", "touchPoints": []any{map[string]any{"x": 1, "y": -1e308}}}},
+	} {
+		cctx, ccancel := context.WithTimeout(ctx, 8*time.Second)
+		_, err := b.Call(cctx, tc.method, tab.TabID, tc.params)
+		ccancel()
+		time.Sleep(time.Second) // a crash takes a moment to show
+		e.alive(t)
+		if err == nil || !strings.Contains(err.Error(), "livetab refuses") {
+			t.Errorf("%s %v straight to the extension: %v, want its refusal", tc.method, tc.params, err)
+		}
+	}
+	// What is within the bounds goes on.
+	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := b.Call(ctx, "Emulation.setDeviceMetricsOverride", tab.TabID, map[string]any{"width": 800, "height": 600, "deviceScaleFactor": 2, "mobile": false,
+		"viewport": map[string]any{"x": 0, "y": 0, "width": 800, "height": 600, "scale": 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Call(ctx, "Input.dispatchMouseEvent", tab.TabID, map[string]any{"type": "mouseMoved", "x": 10, "y": 10}); err != nil {
+		t.Fatal(err)
 	}
 }
