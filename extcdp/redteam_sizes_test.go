@@ -200,3 +200,43 @@ func TestAttackBackstopRefusesSizes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkScreenshotGuard is a viewport screenshot through the relay, which
+// reads the page's size first, beside that read alone (the two commands the
+// guard sends): the guard's share of a screenshot.
+func BenchmarkScreenshotGuard(b *testing.B) {
+	if env == nil {
+		b.Skip("no test browser")
+	}
+	srv, tok := endpoint(b)
+	c := dialRawURL(b, env.Relay.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok))
+	ct := c.must("", "Target.createTarget", map[string]any{"url": site.URL + "/form?bench-shot"})
+	defer c.send("", "Target.closeTarget", map[string]any{"targetId": field(ct, "targetId")})
+	sid := field(c.must("", "Target.attachToTarget", map[string]any{"targetId": field(ct, "targetId"), "flatten": true}), "sessionId")
+	tree := c.must(sid, "Page.getFrameTree", nil)
+	var ft struct {
+		FrameTree struct {
+			Frame struct {
+				ID string `json:"id"`
+			} `json:"frame"`
+		} `json:"frameTree"`
+	}
+	if err := jsonv2.Unmarshal(tree, &ft, wire.Options); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("screenshot", func(b *testing.B) {
+		for b.Loop() {
+			c.must(sid, "Page.captureScreenshot", map[string]any{"format": "png"})
+		}
+	})
+	b.Run("sizeRead", func(b *testing.B) {
+		for b.Loop() {
+			w := c.must(sid, "Page.createIsolatedWorld", map[string]any{"frameId": ft.FrameTree.Frame.ID, "worldName": "livetab-size"})
+			var ctx struct {
+				ExecutionContextID int64 `json:"executionContextId"`
+			}
+			jsonv2.Unmarshal(w, &ctx, wire.Options)
+			c.must(sid, "Runtime.evaluate", map[string]any{"expression": "[devicePixelRatio, innerWidth]", "contextId": ctx.ExecutionContextID, "returnByValue": true})
+		}
+	})
+}
