@@ -73,6 +73,9 @@ func (c *Client) guardSize(m *cdproto.Message, t *tab, sid string, s *session) b
 		c.fail(m.ID, m.SessionID, -32602, fmt.Sprintf("livetab: invalid %s params", m.Method))
 		return true
 	}
+	if c.crashedAt(t, sid) {
+		return false // answered at once as crashed, with no read
+	}
 	g, err := c.pageGeometry(t, sid, c.frameOf(t, sid, s))
 	if err != nil {
 		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab: %s was not sent: reading the page's size first failed: %v; retry once the page answers", m.Method, err))
@@ -123,4 +126,17 @@ func (c *Client) pageGeometry(t *tab, sid string, frame target.ID) ([5]float64, 
 	}
 	copy(g[:], r.Result.Value)
 	return g, nil
+}
+
+// crashedAt reports whether the page of the attachment (the tab's, or a
+// child session's frame) is known to have crashed: a read of it would wait
+// for its bound, holding the lane, where the command is answered at once.
+func (c *Client) crashedAt(t *tab, sid string) bool {
+	c.r.mu.Lock()
+	defer c.r.mu.Unlock()
+	if sid == "" {
+		return t.crash.is
+	}
+	ch := c.r.children[sid]
+	return ch != nil && ch.tab == t && ch.crash.is
 }

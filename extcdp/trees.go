@@ -80,7 +80,7 @@ func (c *Client) guardTree(m *cdproto.Message, t *tab, sid string, s *session) b
 		c.fail(m.ID, m.SessionID, -32602, fmt.Sprintf("livetab: invalid %s params", m.Method))
 		return true
 	}
-	if !whole {
+	if !whole || c.crashedAt(t, sid) {
 		return false
 	}
 	n, err := c.countTree(t, sid, c.frameOf(t, sid, s))
