@@ -34,6 +34,12 @@ const (
 	// event at 10^308 px was never answered and left the tab taking no
 	// mouse input; at 10^10 px Chrome answered.
 	maxInputCoordinate = 1e9
+	// maxInputText bounds the text of one input command, in bytes. Typing
+	// 50 MB with Input.insertText or imeSetComposition into a focused field
+	// kept the tab from answering anything for over a minute (1 MB took
+	// 7–11 s); a 50 MB key event held the extension, and other tabs, for
+	// seconds before Chrome refused it.
+	maxInputText = 1 << 20
 )
 
 // guardGesture reports whether it refused m, a gesture too long or too
@@ -121,6 +127,35 @@ func (c *Client) guardPoint(m *cdproto.Message) bool {
 			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses %s at (%g, %g): at most %g px either way, as Chrome never answered an event that far and the tab then took no mouse input", m.Method, pt.X, pt.Y, maxInputCoordinate))
 			return true
 		}
+	}
+	return false
+}
+
+// guardText reports whether it refused m, an input command with a text
+// longer than maxInputText.
+func (c *Client) guardText(m *cdproto.Message) bool {
+	switch m.Method {
+	case cdproto.CommandInputInsertText, cdproto.CommandInputImeSetComposition, cdproto.CommandInputDispatchKeyEvent:
+	default:
+		return false
+	}
+	if len(m.Params) <= maxInputText {
+		return false
+	}
+	var p struct {
+		Text           string `json:"text"`
+		UnmodifiedText string `json:"unmodifiedText"`
+		Key            string `json:"key"`
+		Code           string `json:"code"`
+		KeyIdentifier  string `json:"keyIdentifier"`
+	}
+	if err := jsonv2.Unmarshal(m.Params, &p, wire.Options); err != nil {
+		c.fail(m.ID, m.SessionID, -32602, fmt.Sprintf("livetab: invalid %s params: %v", m.Method, err))
+		return true
+	}
+	if n := max(len(p.Text), len(p.UnmodifiedText), len(p.Key), len(p.Code), len(p.KeyIdentifier)); n > maxInputText {
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses %s with a text of %d bytes: at most %d, as typing more kept the tab from answering anything for minutes; set a long value from script (Runtime.callFunctionOn with this.value = …), or type it in parts", m.Method, n, maxInputText))
+		return true
 	}
 	return false
 }

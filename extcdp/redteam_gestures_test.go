@@ -100,3 +100,49 @@ func TestRedTeamInputFarAwayWedgesNoTab(t *testing.T) {
 	// Far but finite points are Chrome's to answer.
 	c.must(sid, "Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": 1e8, "y": -1e8})
 }
+
+// Typing 50 MB with Input.insertText or Input.imeSetComposition into a
+// focused field kept the client's tab from answering anything for over a
+// minute, through chrome.debugger and Chrome's own port alike; a 50 MB key
+// event held the extension, and another tab, for seconds before Chrome
+// refused it. The relay refuses a text past 1 MiB before it leaves, saying
+// to set such a value from script, and the tab answers on.
+func TestRedTeamHugeTextWedgesNoTab(t *testing.T) {
+	if env == nil {
+		browsertest.RequireChromium(t)
+	}
+	e := startCrashEnv(t)
+	c := dialCDP(t, e.url)
+	c.bound = 15 * time.Second
+	tid, sid := c.newTab(t, site.URL+"/form?huge-text")
+	defer c.send("", "Target.closeTarget", map[string]any{"targetId": tid})
+	c.must(sid, "Emulation.setFocusEmulationEnabled", map[string]any{"enabled": true})
+	if _, err := c.evalJSON(sid, "document.querySelector('input').focus()"); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("x", 50<<20)
+	for _, tc := range []struct {
+		method string
+		params map[string]any
+	}{
+		{"Input.insertText", map[string]any{"text": text}},
+		{"Input.imeSetComposition", map[string]any{"text": text, "selectionStart": 0, "selectionEnd": 0}},
+		{"Input.dispatchKeyEvent", map[string]any{"type": "keyDown", "text": text}},
+	} {
+		m, err := c.send(sid, tc.method, tc.params)
+		if err != nil {
+			t.Errorf("%s of 50 MB: %v, want a refusal at once", tc.method, err)
+		} else if m.Error == nil || !strings.Contains(m.Error.Message, "at most") {
+			t.Errorf("%s of 50 MB answered %+v, want a refusal saying the bound", tc.method, m.Error)
+		}
+		e.alive(t)
+		if v, err := c.evalJSON(sid, "6*7"); err != nil || v != "42" {
+			t.Errorf("the tab after %s: %q %v", tc.method, v, err)
+		}
+	}
+	// A text a form takes is typed.
+	c.must(sid, "Input.insertText", map[string]any{"text": strings.Repeat("y", 1000)})
+	if v, err := c.evalJSON(sid, "document.querySelector('input').value.length"); err != nil || v != "1000" {
+		t.Errorf("the input after a 1000-character text: %q %v", v, err)
+	}
+}
