@@ -145,7 +145,7 @@ func TestScreenshotsOfOrdinaryPagesPass(t *testing.T) {
 // A sender that skips the relay and speaks to the extension directly gets
 // the sizes the extension can judge alone refused by its backstop: a clip
 // too large at any device pixel ratio, a viewport scaled past 10 times, an
-// input event far past any screen. (A screenshot made huge by the device
+// input event far past any screen, a text past 1 MiB. (A screenshot made huge by the device
 // scale factor or the viewport needs the page read first: only the relay
 // does that.)
 func TestAttackBackstopRefusesSizes(t *testing.T) {
@@ -169,7 +169,7 @@ func TestAttackBackstopRefusesSizes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Call(context.Background(), wire.Detach, 0, wire.TabParams{TabID: tab.TabID})
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		method string
 		params map[string]any
 	}{
@@ -179,6 +179,7 @@ func TestAttackBackstopRefusesSizes(t *testing.T) {
 			"viewport": map[string]any{"x": 0, "y": 0, "width": 800, "height": 600, "scale": 1000}}},
 		{"Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": 1e308, "y": 1}},
 		{"Input.dispatchTouchEvent", map[string]any{"type": "touchStart", "touchPoints": []any{map[string]any{"x": 1, "y": -1e308}}}},
+		{"Input.insertText", map[string]any{"text": strings.Repeat("x", 2<<20)}},
 	} {
 		cctx, ccancel := context.WithTimeout(ctx, 8*time.Second)
 		_, err := b.Call(cctx, tc.method, tab.TabID, tc.params)
@@ -186,7 +187,7 @@ func TestAttackBackstopRefusesSizes(t *testing.T) {
 		time.Sleep(time.Second) // a crash takes a moment to show
 		e.alive(t)
 		if err == nil || !strings.Contains(err.Error(), "livetab refuses") {
-			t.Errorf("%s %v straight to the extension: %v, want its refusal", tc.method, tc.params, err)
+			t.Errorf("%s (case %d) straight to the extension: %v, want its refusal", tc.method, i, err)
 		}
 	}
 	// What is within the bounds goes on.

@@ -73,6 +73,8 @@ function withoutFragment(u) {
 const MAX_SHOT_PIXELS = 2 ** 27;
 const MAX_VIEWPORT_SCALE = 10;
 const MAX_INPUT_COORDINATE = 1e9;
+const MAX_INPUT_TEXT = 2 ** 20;
+const TYPED = new Set(['Input.insertText', 'Input.imeSetComposition', 'Input.dispatchKeyEvent']);
 const POINTED = new Set(['Input.dispatchMouseEvent', 'Input.dispatchTouchEvent', 'Input.dispatchDragEvent', 'Input.emulateTouchFromMouseEvent']);
 
 /**
@@ -105,6 +107,14 @@ export function commandRefusal(method, params) {
   if (method === 'Emulation.setDeviceMetricsOverride' && p?.viewport && typeof p.viewport === 'object') {
     if (!(p.viewport.scale <= MAX_VIEWPORT_SCALE)) {
       return `livetab refuses a viewport scaled ${p.viewport.scale} times: at most ${MAX_VIEWPORT_SCALE}, as Chrome then answered no screenshot of the tab`;
+    }
+  }
+  if (TYPED.has(method) && p) {
+    for (const k of ['text', 'unmodifiedText', 'key', 'code', 'keyIdentifier']) {
+      const v = p[k];
+      if (typeof v === 'string' && v.length > MAX_INPUT_TEXT) {
+        return `livetab refuses ${method} with a ${k} of ${v.length} characters: at most ${MAX_INPUT_TEXT}, as typing more kept the tab from answering for minutes; set a long value from script`;
+      }
     }
   }
   if (POINTED.has(method) && p) {

@@ -44,6 +44,8 @@ test('sizes that crash the browser or wedge the tab', () => {
     ['Emulation.setDeviceMetricsOverride', { width: 800, height: 600, viewport: { x: 0, y: 0, width: 800, height: 600, scale: 1000 } }],
     ['Input.dispatchMouseEvent', { type: 'mouseMoved', x: 1e308, y: 1 }],
     ['Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x: 1, y: -1e308 }] }],
+    ['Input.insertText', { text: 'x'.repeat(2 ** 20 + 1) }],
+    ['Input.dispatchKeyEvent', { type: 'keyDown', key: 'x'.repeat(2 ** 20 + 1) }],
   ])) {
     assert.match(commandRefusal(method, params), /livetab refuses/, `${method} ${JSON.stringify(params)}`);
   }
@@ -53,6 +55,7 @@ test('sizes that crash the browser or wedge the tab', () => {
     ['Emulation.setDeviceMetricsOverride', { width: 800, height: 600, viewport: { x: 0, y: 0, width: 800, height: 600, scale: 2 } }],
     ['Input.dispatchMouseEvent', { type: 'mouseMoved', x: 10, y: 10 }],
     ['Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] }],
+    ['Input.insertText', { text: 'x'.repeat(1000) }],
   ])) {
     assert.equal(commandRefusal(method, params), '', `${method} ${JSON.stringify(params)}`);
   }
