@@ -87,7 +87,7 @@ func fill(s, site string, child, prev string) string {
 
 func TestMatrix(t *testing.T) {
 	if os.Getenv("LIVETAB_MEASURE_UNSAFE") == "" {
-		t.Skip("a measurement: run it with LIVETAB_MEASURE_UNSAFE=1 (LIVETAB_MEASURE_ONLY=substring, LIVETAB_MEASURE_DOOR=ext|native)")
+		t.Skip("a measurement: run it with LIVETAB_MEASURE_UNSAFE=1 (LIVETAB_MEASURE_ONLY=substring, LIVETAB_MEASURE_DOOR=ext|native, LIVETAB_MEASURE_LONG=1 for whole short results)")
 	}
 	site := testsite.Start()
 	defer site.Close()
