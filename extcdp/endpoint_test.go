@@ -18,7 +18,7 @@ import (
 )
 
 // endpoint serves the test browser's relay as a CDP endpoint.
-func endpoint(t *testing.T) (*httptest.Server, string) {
+func endpoint(t testing.TB) (*httptest.Server, string) {
 	t.Helper()
 	if env == nil {
 		t.Skip("no test browser")

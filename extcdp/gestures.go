@@ -25,6 +25,21 @@ const (
 	// maxGestureSeconds bounds how long a gesture may take, as Chrome's
 	// defaults compute it.
 	maxGestureSeconds = 60.0
+	// gestureFrame is the least time one repeat of a scroll gesture takes
+	// however short its way: a frame. A billion repeats of no distance
+	// went unanswered through both doors.
+	gestureFrame = 1.0 / 60
+	// maxInputCoordinate bounds an input event's point, in CSS pixels
+	// either way: Chrome emulates viewports up to 10^7 px. A mouse or touch
+	// event at 10^308 px was never answered and left the tab taking no
+	// mouse input; at 10^10 px Chrome answered.
+	maxInputCoordinate = 1e9
+	// maxInputText bounds the text of one input command, in bytes. Typing
+	// 50 MB with Input.insertText or imeSetComposition into a focused field
+	// kept the tab from answering anything for over a minute (1 MB took
+	// 7–11 s); a 50 MB key event held the extension, and other tabs, for
+	// seconds before Chrome refused it.
+	maxInputText = 1 << 20
 )
 
 // guardGesture reports whether it refused m, a gesture too long or too
@@ -63,7 +78,7 @@ func (c *Client) guardGesture(m *cdproto.Message) bool {
 			return false // Chrome refuses it
 		}
 		dist := math.Abs(p.XDistance) + math.Abs(p.YDistance) + math.Abs(p.XOverscroll) + math.Abs(p.YOverscroll)
-		seconds = dist/p.Speed*(p.RepeatCount+1) + p.RepeatDelayMs/1000*p.RepeatCount
+		seconds = (dist/p.Speed+gestureFrame)*(p.RepeatCount+1) + p.RepeatDelayMs/1000*p.RepeatCount
 	case cdproto.CommandInputSynthesizePinchGesture:
 		if p.ScaleFactor <= 0 || p.RelativeSpeed <= 0 {
 			return false // Chrome refuses it
@@ -79,6 +94,67 @@ func (c *Client) guardGesture(m *cdproto.Message) bool {
 	}
 	if seconds > maxGestureSeconds || math.IsNaN(seconds) {
 		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses %s: it would take about %.3g s, and at most %g s are allowed, as the tab takes no other input meanwhile and the command is answered only at its end; make it shorter or faster", m.Method, seconds, maxGestureSeconds))
+		return true
+	}
+	return false
+}
+
+// guardPoint reports whether it refused m, an input event at a point far
+// past any screen.
+func (c *Client) guardPoint(m *cdproto.Message) bool {
+	type point struct {
+		X float64 `json:"x"`
+		Y float64 `json:"y"`
+	}
+	var p struct {
+		point
+		TouchPoints []point `json:"touchPoints"`
+	}
+	switch m.Method {
+	case cdproto.CommandInputDispatchMouseEvent, cdproto.CommandInputDispatchTouchEvent,
+		cdproto.CommandInputDispatchDragEvent, cdproto.CommandInputEmulateTouchFromMouseEvent:
+	default:
+		return false
+	}
+	if len(m.Params) > 0 {
+		if err := jsonv2.Unmarshal(m.Params, &p, wire.Options); err != nil {
+			c.fail(m.ID, m.SessionID, -32602, fmt.Sprintf("livetab: invalid %s params: %v", m.Method, err))
+			return true
+		}
+	}
+	for _, pt := range append(p.TouchPoints, p.point) {
+		if !(math.Abs(pt.X) <= maxInputCoordinate && math.Abs(pt.Y) <= maxInputCoordinate) {
+			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses %s at (%g, %g): at most %g px either way, as Chrome never answered an event that far and the tab then took no mouse input", m.Method, pt.X, pt.Y, maxInputCoordinate))
+			return true
+		}
+	}
+	return false
+}
+
+// guardText reports whether it refused m, an input command with a text
+// longer than maxInputText.
+func (c *Client) guardText(m *cdproto.Message) bool {
+	switch m.Method {
+	case cdproto.CommandInputInsertText, cdproto.CommandInputImeSetComposition, cdproto.CommandInputDispatchKeyEvent:
+	default:
+		return false
+	}
+	if len(m.Params) <= maxInputText {
+		return false
+	}
+	var p struct {
+		Text           string `json:"text"`
+		UnmodifiedText string `json:"unmodifiedText"`
+		Key            string `json:"key"`
+		Code           string `json:"code"`
+		KeyIdentifier  string `json:"keyIdentifier"`
+	}
+	if err := jsonv2.Unmarshal(m.Params, &p, wire.Options); err != nil {
+		c.fail(m.ID, m.SessionID, -32602, fmt.Sprintf("livetab: invalid %s params: %v", m.Method, err))
+		return true
+	}
+	if n := max(len(p.Text), len(p.UnmodifiedText), len(p.Key), len(p.Code), len(p.KeyIdentifier)); n > maxInputText {
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses %s with a text of %d bytes: at most %d, as typing more kept the tab from answering anything for minutes; set a long value from script (Runtime.callFunctionOn with this.value = …), or type it in parts", m.Method, n, maxInputText))
 		return true
 	}
 	return false

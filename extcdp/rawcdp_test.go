@@ -18,7 +18,7 @@ import (
 // rawClient speaks CDP to the endpoint by hand, as an arbitrary program on
 // the machine would: no library smooths over what the relay sends.
 type rawClient struct {
-	t  *testing.T
+	t  testing.TB
 	ws *websocket.Conn
 
 	mu      sync.Mutex
@@ -64,7 +64,7 @@ func dialRawTo(t *testing.T, srv *httptest.Server, tok string) *rawClient {
 }
 
 // dialRawURL connects a raw client to a browser WebSocket URL.
-func dialRawURL(t *testing.T, url string) *rawClient {
+func dialRawURL(t testing.TB, url string) *rawClient {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -153,6 +153,16 @@ func TestRedTeamCrashedTabAnswers(t *testing.T) {
 	if err != nil || m.Error == nil || !strings.Contains(m.Error.Message, "Page.reload") {
 		t.Errorf("a command after the crash: %v %+v, want an error at once saying to reload", err, m.Error)
 	}
+	// Also one the relay reads the page for first (a screenshot's size, a
+	// whole tree's count).
+	c.bound = 3 * time.Second
+	for _, method := range []string{"Page.captureScreenshot", "Accessibility.getFullAXTree"} {
+		m, err = c.send(sid, method, nil)
+		if err != nil || m.Error == nil || !strings.Contains(m.Error.Message, "Page.reload") {
+			t.Errorf("%s after the crash: %v %+v, want an error at once saying to reload", method, err, m.Error)
+		}
+	}
+	c.bound = 10 * time.Second
 	c.must(sid, "Page.reload", nil)
 	deadline := time.Now().Add(10 * time.Second)
 	for {

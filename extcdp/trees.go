@@ -80,7 +80,7 @@ func (c *Client) guardTree(m *cdproto.Message, t *tab, sid string, s *session) b
 		c.fail(m.ID, m.SessionID, -32602, fmt.Sprintf("livetab: invalid %s params", m.Method))
 		return true
 	}
-	if !whole {
+	if !whole || c.crashedAt(t, sid) {
 		return false
 	}
 	n, err := c.countTree(t, sid, c.frameOf(t, sid, s))
@@ -97,33 +97,7 @@ func (c *Client) guardTree(m *cdproto.Message, t *tab, sid string, s *session) b
 
 // countTree counts the elements of the attachment's page in treeWorld.
 func (c *Client) countTree(t *tab, sid string, frame target.ID) (int64, error) {
-	type result struct {
-		v   jsonv2.Value
-		err error
-	}
-	call := func(method cdproto.MethodType, params any) (jsonv2.Value, error) {
-		raw, err := jsonv2.Marshal(params, wire.Options)
-		if err != nil {
-			return nil, err
-		}
-		done := make(chan result, 1)
-		c.tabCall(t, sid, method, raw, func(v jsonv2.Value, err error) { done <- result{v, err} })
-		r := <-done
-		return r.v, r.err
-	}
-	res, err := call(cdproto.CommandPageCreateIsolatedWorld, map[string]any{"frameId": frame, "worldName": treeWorld})
-	if err != nil {
-		return 0, err
-	}
-	var w struct {
-		ExecutionContextID int64 `json:"executionContextId"`
-	}
-	if err := jsonv2.Unmarshal(res, &w, wire.Options); err != nil {
-		return 0, err
-	}
-	res, err = call(cdproto.CommandRuntimeEvaluate, map[string]any{
-		"expression": fmt.Sprintf(countElements, maxTreeElements), "contextId": w.ExecutionContextID, "returnByValue": true,
-	})
+	res, err := c.worldEval(t, sid, frame, fmt.Sprintf(countElements, maxTreeElements))
 	if err != nil {
 		return 0, err
 	}
@@ -142,4 +116,35 @@ func (c *Client) countTree(t *tab, sid string, frame target.ID) (int64, error) {
 		return 0, fmt.Errorf("the count threw or returned nothing")
 	}
 	return *v.Result.Value, nil
+}
+
+// worldEval evaluates expr in treeWorld of the attachment's frame, where
+// the page's scripts cannot change what it reads, and returns
+// Runtime.evaluate's result by value. Each call waits at most probeTimeout.
+func (c *Client) worldEval(t *tab, sid string, frame target.ID, expr string) (jsonv2.Value, error) {
+	type result struct {
+		v   jsonv2.Value
+		err error
+	}
+	call := func(method cdproto.MethodType, params any) (jsonv2.Value, error) {
+		raw, err := jsonv2.Marshal(params, wire.Options)
+		if err != nil {
+			return nil, err
+		}
+		done := make(chan result, 1)
+		c.tabCall(t, sid, method, raw, func(v jsonv2.Value, err error) { done <- result{v, err} })
+		r := <-done
+		return r.v, r.err
+	}
+	res, err := call(cdproto.CommandPageCreateIsolatedWorld, map[string]any{"frameId": frame, "worldName": treeWorld})
+	if err != nil {
+		return nil, err
+	}
+	var w struct {
+		ExecutionContextID int64 `json:"executionContextId"`
+	}
+	if err := jsonv2.Unmarshal(res, &w, wire.Options); err != nil {
+		return nil, err
+	}
+	return call(cdproto.CommandRuntimeEvaluate, map[string]any{"expression": expr, "contextId": w.ExecutionContextID, "returnByValue": true})
 }

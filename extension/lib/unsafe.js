@@ -67,11 +67,23 @@ function withoutFragment(u) {
   return i < 0 ? h : h.slice(0, i);
 }
 
+// Sizes past which Chrome crashed or stopped answering (measured on
+// Chromium 156, docs/decisions/2026-11-27-sizes-and-scales-are-bounded.md);
+// keep them in step with extcdp/sizes.go and extcdp/gestures.go.
+const MAX_SHOT_PIXELS = 2 ** 27;
+const MAX_VIEWPORT_SCALE = 10;
+const MAX_INPUT_COORDINATE = 1e9;
+const MAX_INPUT_TEXT = 2 ** 20;
+const TYPED = new Set(['Input.insertText', 'Input.imeSetComposition', 'Input.dispatchKeyEvent']);
+const POINTED = new Set(['Input.dispatchMouseEvent', 'Input.dispatchTouchEvent', 'Input.dispatchDragEvent', 'Input.emulateTouchFromMouseEvent']);
+
 /**
  * Why a command other than Page.navigate must not reach chrome.debugger,
  * or '' when it may. Emulation.setDisplayFeaturesOverride with no features
  * made the whole browser exit (measured on Chromium 156); the relay sends
- * Emulation.clearDisplayFeaturesOverride instead.
+ * Emulation.clearDisplayFeaturesOverride instead. A screenshot's clip past
+ * MAX_SHOT_PIXELS at a device pixel ratio of 1 made it exit too; the relay
+ * also reads the page's ratio and viewport, which this cannot.
  * @param {string} method
  * @param {unknown} params
  * @returns {string}
@@ -81,6 +93,37 @@ export function commandRefusal(method, params) {
     const features = /** @type {{features?: unknown} | undefined} */ (params)?.features;
     if (!Array.isArray(features) || features.length === 0) {
       return 'livetab refuses Emulation.setDisplayFeaturesOverride without features: it crashes the browser through chrome.debugger; send Emulation.clearDisplayFeaturesOverride instead';
+    }
+  }
+  const p = /** @type {Record<string, any> | undefined} */ (params);
+  if (method === 'Page.captureScreenshot' && p?.clip && typeof p.clip === 'object') {
+    const { width, height } = p.clip;
+    const scale = p.clip.scale ?? 1;
+    const px = width * scale * height * scale;
+    if (!(px <= MAX_SHOT_PIXELS)) {
+      return `livetab refuses a screenshot of ${px} pixels: at most ${MAX_SHOT_PIXELS}, as larger ones made the browser exit; take it in parts with clip`;
+    }
+  }
+  if (method === 'Emulation.setDeviceMetricsOverride' && p?.viewport && typeof p.viewport === 'object') {
+    if (!(p.viewport.scale <= MAX_VIEWPORT_SCALE)) {
+      return `livetab refuses a viewport scaled ${p.viewport.scale} times: at most ${MAX_VIEWPORT_SCALE}, as Chrome then answered no screenshot of the tab`;
+    }
+  }
+  if (TYPED.has(method) && p) {
+    for (const k of ['text', 'unmodifiedText', 'key', 'code', 'keyIdentifier']) {
+      const v = p[k];
+      if (typeof v === 'string' && v.length > MAX_INPUT_TEXT) {
+        return `livetab refuses ${method} with a ${k} of ${v.length} characters: at most ${MAX_INPUT_TEXT}, as typing more kept the tab from answering for minutes; set a long value from script`;
+      }
+    }
+  }
+  if (POINTED.has(method) && p) {
+    const points = [p, ...(Array.isArray(p.touchPoints) ? p.touchPoints : [])];
+    for (const pt of points) {
+      const far = (/** @type {unknown} */ v) => v !== undefined && !(Math.abs(Number(v)) <= MAX_INPUT_COORDINATE);
+      if (pt && (far(pt.x) || far(pt.y))) {
+        return `livetab refuses ${method} at (${pt.x}, ${pt.y}): at most ${MAX_INPUT_COORDINATE} px either way, as Chrome never answered an event that far and the tab then took no mouse input`;
+      }
     }
   }
   return '';

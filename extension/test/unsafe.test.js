@@ -35,3 +35,28 @@ test('display features that crash the browser', () => {
     { features: [{ orientation: 'vertical', offset: 600, maskLength: 20 }] }), '');
   assert.equal(commandRefusal('Runtime.evaluate', { expression: '1' }), '');
 });
+
+test('sizes that crash the browser or wedge the tab', () => {
+  for (const [method, params] of /** @type {[string, unknown][]} */ ([
+    ['Page.captureScreenshot', { clip: { x: 0, y: 0, width: 1920, height: 1080, scale: 20 } }],
+    ['Page.captureScreenshot', { clip: { x: 0, y: 0, width: 100000, height: 100000 } }],
+    ['Page.captureScreenshot', { clip: { x: 0, y: 0, width: 'x', height: 1 } }],
+    ['Emulation.setDeviceMetricsOverride', { width: 800, height: 600, viewport: { x: 0, y: 0, width: 800, height: 600, scale: 1000 } }],
+    ['Input.dispatchMouseEvent', { type: 'mouseMoved', x: 1e308, y: 1 }],
+    ['Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x: 1, y: -1e308 }] }],
+    ['Input.insertText', { text: 'x'.repeat(2 ** 20 + 1) }],
+    ['Input.dispatchKeyEvent', { type: 'keyDown', key: 'x'.repeat(2 ** 20 + 1) }],
+  ])) {
+    assert.match(commandRefusal(method, params), /livetab refuses/, `${method} ${JSON.stringify(params)}`);
+  }
+  for (const [method, params] of /** @type {[string, unknown][]} */ ([
+    ['Page.captureScreenshot', { format: 'png' }],
+    ['Page.captureScreenshot', { clip: { x: 0, y: 0, width: 1280, height: 20000, scale: 2 } }],
+    ['Emulation.setDeviceMetricsOverride', { width: 800, height: 600, viewport: { x: 0, y: 0, width: 800, height: 600, scale: 2 } }],
+    ['Input.dispatchMouseEvent', { type: 'mouseMoved', x: 10, y: 10 }],
+    ['Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] }],
+    ['Input.insertText', { text: 'x'.repeat(1000) }],
+  ])) {
+    assert.equal(commandRefusal(method, params), '', `${method} ${JSON.stringify(params)}`);
+  }
+});

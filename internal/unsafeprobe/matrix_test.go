@@ -66,7 +66,16 @@ type tcase struct {
 	prep   []string // JS run before the action
 	method string   // "" = Target.createTarget{url: url}
 	params string   // JSON with SITE, CHILD, PREV placeholders
+	// then are commands sent after the action on the same session (a
+	// screenshot after a size was set), each reported on its own.
+	then []step
+	// wait bounds each command's answer; 8 s unless set.
+	wait time.Duration
+	// once skips the run with Page.enable first.
+	once bool
 }
+
+type step struct{ method, params string }
 
 func fill(s, site string, child, prev string) string {
 	s = strings.ReplaceAll(s, "SITE", site)
@@ -78,7 +87,7 @@ func fill(s, site string, child, prev string) string {
 
 func TestMatrix(t *testing.T) {
 	if os.Getenv("LIVETAB_MEASURE_UNSAFE") == "" {
-		t.Skip("a measurement: run it with LIVETAB_MEASURE_UNSAFE=1 (LIVETAB_MEASURE_ONLY=substring, LIVETAB_MEASURE_DOOR=ext|native)")
+		t.Skip("a measurement: run it with LIVETAB_MEASURE_UNSAFE=1 (LIVETAB_MEASURE_ONLY=substring, LIVETAB_MEASURE_DOOR=ext|native, LIVETAB_MEASURE_LONG=1 for whole short results)")
 	}
 	site := testsite.Start()
 	defer site.Close()
@@ -165,6 +174,7 @@ func TestMatrix(t *testing.T) {
 			{name: "blank initial nav via Page.navigate then #x", start: "about:blank", method: "Page.navigate", params: `{"url":"about:blank#x"}`, prep: []string{"NAVBLANK"}},
 		}...)
 	}
+	cases = append(cases, sizeCases()...)
 	if f := os.Getenv("LIVETAB_MEASURE_ONLY"); f != "" {
 		var keep []tcase
 		for _, c := range cases {
@@ -183,7 +193,7 @@ func TestMatrix(t *testing.T) {
 	for _, c := range cases {
 		for _, door := range doors {
 			for _, enable := range []bool{false, true} {
-				if c.method == "" && enable {
+				if (c.method == "" || c.once) && enable {
 					continue
 				}
 				out := runCase(t, w, c, S, door, enable)
@@ -220,6 +230,9 @@ func TestMatrix(t *testing.T) {
 }
 
 func short(b json.RawMessage) string {
+	if os.Getenv("LIVETAB_MEASURE_LONG") != "" && len(b) < 2000 {
+		return string(b)
+	}
 	s := string(b)
 	if len(s) > 120 {
 		s = s[:120] + "…"
@@ -338,20 +351,61 @@ func runCase(t *testing.T, w *world, c tcase, site, door string, enable bool) st
 		prev = fmt.Sprint(h.Entries[h.CurrentIndex-1].ID)
 	}
 	p := fill(c.params, site, child, prev)
-	t1 := time.Now()
-	r, err = cn.call(8*time.Second, sid, c.method, json.RawMessage(p))
-	d := time.Since(t1).Round(time.Millisecond)
-	var res string
-	switch {
-	case err != nil:
-		res = fmt.Sprintf("NO-REPLY(%v)", err)
-	case r.Error != nil:
-		res = fmt.Sprintf("error %q in %v", r.Error.Message, d)
-	default:
-		res = fmt.Sprintf("ok %s in %v", short(r.Result), d)
+	wait := c.wait
+	if wait == 0 {
+		wait = 8 * time.Second
+	}
+	stall := w.watchCanary()
+	res := sendStep(cn, sid, wait, c.method, p)
+	for _, s := range c.then {
+		res += "; then " + s.method + ": " + sendStep(cn, sid, wait, s.method, fill(s.params, site, child, prev))
 	}
 	time.Sleep(1500 * time.Millisecond)
-	return res + "; after: " + after(cn, sid)
+	return res + "; after: " + after(cn, sid) + "; " + stall()
+}
+
+// sendStep sends one command and says how it was answered.
+func sendStep(cn *conn, sid string, wait time.Duration, method, params string) string {
+	t1 := time.Now()
+	r, err := cn.call(wait, sid, method, json.RawMessage(params))
+	d := time.Since(t1).Round(time.Millisecond)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("NO-REPLY(%v)", err)
+	case r.Error != nil:
+		return fmt.Sprintf("error %q in %v", r.Error.Message, d)
+	default:
+		return fmt.Sprintf("ok %s (%d B) in %v", short(r.Result), len(r.Result), d)
+	}
+}
+
+// watchCanary asks the canary tab, through the relay, for 1+1 every 250 ms
+// until the returned func is called, which reports the slowest answer: a
+// browser an input wedged answers another tab late or not at all.
+func (w *world) watchCanary() func() string {
+	stop := make(chan struct{})
+	done := make(chan string)
+	go func() {
+		var worst time.Duration
+		fails := 0
+		for {
+			select {
+			case <-stop:
+				done <- fmt.Sprintf("canary worst %v, %d unanswered", worst.Round(time.Millisecond), fails)
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+			t0 := time.Now()
+			r, err := w.canary.call(5*time.Second, w.csid, "Runtime.evaluate", map[string]any{"expression": "1+1"})
+			if err != nil || r.Error != nil {
+				fails++
+			}
+			if d := time.Since(t0); d > worst {
+				worst = d
+			}
+		}
+	}()
+	return func() string { close(stop); return <-done }
 }
 
 func after(cn *conn, sid string) string {
