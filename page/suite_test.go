@@ -1436,6 +1436,8 @@ func testReadPages(t *testing.T, s *suite) {
 // differ by far more than any round trip.
 func testInputDone(t *testing.T, s *suite) {
 	p, ctx := s.open(t, "/", page.WithSettle(5*time.Second, time.Second))
+	tookBy := map[bool]time.Duration{}
+	outs := map[bool]string{}
 	for _, dated := range []bool{false, true} {
 		out, err := p.Do(ctx, page.Action{Kind: page.KindAct, Op: "test"}, func(ctx context.Context, _ runtime.RemoteObjectID) (string, error) {
 			if _, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.body.append(Object.assign(document.createElement('p'), {textContent: 'input'})), 1`)); err != nil {
@@ -1458,8 +1460,14 @@ func testInputDone(t *testing.T, s *suite) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if dated && took >= 150*time.Millisecond || !dated && took < 150*time.Millisecond {
-			t.Errorf("dated %v: settled in %v after the action, with a quiet of 1 s (200 ms after a change and two frames) and 1.2 s since the input:\n%s", dated, took, out)
-		}
+		tookBy[dated] = took
+		outs[dated] = out
+	}
+	// Undated, the 200 ms after the change count from the return; dated,
+	// they passed long before. Both take the round trips that check the
+	// page's quiet, which a loaded machine made 158 ms long: compare the
+	// two rather than hold the dated one to a fixed bound.
+	if tookBy[false] < 190*time.Millisecond || tookBy[true]+100*time.Millisecond > tookBy[false] {
+		t.Errorf("settled in %v dated, %v undated, with a quiet of 1 s (200 ms after a change and two frames) and 1.2 s since the input:\n%s\n%s", tookBy[true], tookBy[false], outs[true], outs[false])
 	}
 }
