@@ -2,7 +2,6 @@ package extcdp
 
 import (
 	"bytes"
-	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -214,7 +213,7 @@ func startedInBrowser(meta traceMeta, data []byte) jsonv2.Value {
 	}
 	out, err := jsonv2.Marshal(ev, wire.Options)
 	if err != nil {
-		panic(fmt.Sprintf("extcdp: TracingStartedInBrowser: %v", err))
+		return nil // the trace goes out as Chrome made it
 	}
 	return out
 }
