@@ -522,21 +522,33 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 			}
 		}
 	}
-	params := m.Params
-	if m.Method == cdproto.CommandRuntimeEvaluate {
+	params, method := m.Params, m.Method
+	if m.Method == cdproto.CommandRuntimeEvaluate || m.Method == cdproto.CommandRuntimeCallFunctionOn {
 		var bound time.Duration
 		var err error
-		if params, bound, err = c.boundScript(t, params); err != nil {
+		if m.Method == cdproto.CommandRuntimeEvaluate {
+			params, bound, err = c.boundScript(t, params)
+		} else {
+			method, params, bound, err = c.boundCall(t, sid, params)
+		}
+		if err != nil {
 			cancel()
-			c.fail(m.ID, replySID, -32602, err.Error())
+			if m.Method == cdproto.CommandRuntimeEvaluate {
+				c.fail(m.ID, replySID, -32602, err.Error())
+			} else {
+				c.failErr(m.ID, replySID, err)
+			}
 			return
 		}
 		if bound > 0 {
 			next := done
+			sent := time.Now()
 			done = func(rep *wire.Frame, err error) {
-				if err == nil && rep.Error != nil && rep.Error.Message == terminatedMessage {
+				// With awaitPromise Chrome answers an ended script with
+				// "Internal error": an error at the bound is the bound's.
+				if err == nil && rep.Error != nil && (rep.Error.Message == terminatedMessage || time.Since(sent) >= bound) {
 					ended := *rep
-					ended.Error = scriptEnded(t, bound)
+					ended.Error, ended.Result = nil, scriptEnded(m.Method, t, bound)
 					rep = &ended
 				}
 				next(rep, err)
@@ -586,7 +598,7 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		release()
 		next(rep, err)
 	}
-	f := &wire.Frame{Method: string(m.Method), Params: params, TabID: t.id, SessionID: sid}
+	f := &wire.Frame{Method: string(method), Params: params, TabID: t.id, SessionID: sid}
 	if err := r.b.Go(ctx, f, done); err != nil {
 		release()
 		cancel()

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/livetab/livetab/extcdp"
 )
 
 // TestClients runs unmodified Playwright and Puppeteer against the relay's
@@ -61,6 +63,8 @@ func pageTargets(t *testing.T) map[string]string {
 // TestClientsCompat sweeps the APIs a Playwright or Puppeteer user reaches
 // for: each works as on Chrome or fails at once saying what to do.
 func TestClientsCompat(t *testing.T) {
+	// The checks on the person's tab run a function that never returns.
+	defer extcdp.SetSyncScriptBound(3 * time.Second)()
 	srv, tok := endpoint(t)
 	cdpURL := env.Relay.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), tok)
 	upload := filepath.Join(t.TempDir(), "compat.txt")

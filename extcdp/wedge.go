@@ -1,8 +1,11 @@
 package extcdp
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -68,8 +71,143 @@ func (c *Client) boundScript(t *tab, params jsonv2.Value) (jsonv2.Value, time.Du
 	return out, bound, nil
 }
 
-// scriptEnded says why the relay's bound ended a client's evaluation, in
-// place of Chrome's bare message.
-func scriptEnded(t *tab, bound time.Duration) *cdproto.Error {
-	return &cdproto.Error{Code: -32000, Message: fmt.Sprintf("livetab: Runtime.evaluate ran its script for %v without yielding on tab %d, which the person opened, so livetab ended it (%s): the person's tab answers nothing while a script runs; yield in between (await a promise with awaitPromise), or run long work in a tab of your own (Target.createTarget)", bound, t.id, terminatedMessage)}
+// scriptEnded says why the relay's bound ended a client's script, and
+// what to do, as the exception the script threw: Playwright shows no
+// protocol error of an evaluation ("Execution context was destroyed"), but
+// every client shows an exception's message.
+func scriptEnded(method cdproto.MethodType, t *tab, bound time.Duration) jsonv2.Value {
+	msg := fmt.Sprintf("livetab: %s ran its script for %v without yielding on tab %d, which the person opened, so livetab ended it (%s): the person's tab answers nothing while a script runs; yield in between (await a promise with awaitPromise), or run long work in a tab of your own (Target.createTarget)", method, bound, t.id, terminatedMessage)
+	thrown := map[string]any{"type": "object", "subtype": "error", "className": "Error", "description": "Error: " + msg}
+	out, _ := jsonv2.Marshal(map[string]any{
+		"result":           thrown,
+		"exceptionDetails": map[string]any{"exceptionId": 0, "text": "Uncaught", "lineNumber": 0, "columnNumber": 0, "exception": thrown},
+	}, wire.Options)
+	return out
+}
+
+// Runtime.callFunctionOn (Puppeteer's and Playwright's page.evaluate(fn))
+// takes no timeout. On a tab the client did not open, the relay runs it in
+// two steps: a fixed function of its own, called as the client asked (the
+// same object, arguments and world), keeps this and the arguments under a
+// fresh name on the world's global object, and returns at once; then a
+// Runtime.evaluate with the bound compiles the client's function and calls
+// it through what was kept, which it removes first. The client's function
+// is compiled at the top level of a script, as Chrome's own callFunctionOn
+// does, so an arrow function's this is the global object and no name of the
+// relay's is in its scope. A stack trace shows one frame more. Measured:
+// one round trip more, about 1 ms.
+
+// callKeeper is the function of the first step; %q is the name it keeps
+// the call under. Strict, so that this is the object as given.
+const callKeeper = `function() {
+	"use strict";
+	const self = this, args = arguments, name = %q;
+	Object.defineProperty(globalThis, name, {configurable: true, value(fn) {
+		delete globalThis[name];
+		if (typeof fn !== "function") throw new TypeError("Given expression does not evaluate to a function");
+		return Reflect.apply(fn, self, args);
+	}});
+}`
+
+// callRunner is the expression of the second step: the kept call, applied
+// to the client's function. The line break lets the function end in a
+// line comment (Puppeteer's //# sourceURL=).
+const callRunner = "this[%q](%s\n)"
+
+// callOnlyParams are callFunctionOn's parameters that Runtime.evaluate
+// does not take; the others mean the same there.
+var callOnlyParams = map[string]bool{"functionDeclaration": true, "objectId": true, "arguments": true, "executionContextId": true}
+
+// boundCall turns a Runtime.callFunctionOn on t, when t is not c's own,
+// into the two steps above, running the first. It returns the method and
+// params to send and the bound set; the call as it came and no bound where
+// the steps do not apply (the client's own tab, throwOnSideEffect, whose
+// evaluation would count the relay's own writes, or no world to run in),
+// or where the first step threw (a page that froze its global object):
+// then the call runs unbounded, as before. An error is Chrome's answer to
+// the first step (an object of another world, say), for the client.
+func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (cdproto.MethodType, jsonv2.Value, time.Duration, error) {
+	as := func() (cdproto.MethodType, jsonv2.Value, time.Duration, error) {
+		return cdproto.CommandRuntimeCallFunctionOn, params, 0, nil
+	}
+	if c.opened(t) {
+		return as()
+	}
+	p := map[string]jsonv2.Value{}
+	if err := jsonv2.Unmarshal(params, &p, wire.Options); err != nil {
+		return as() // Chrome says what is wrong with it
+	}
+	var decl string
+	if jsonv2.Unmarshal(p["functionDeclaration"], &decl, wire.Options) != nil || string(p["throwOnSideEffect"]) == "true" {
+		return as()
+	}
+	run := map[string]jsonv2.Value{}
+	for k, v := range p {
+		if !callOnlyParams[k] {
+			run[k] = v
+		}
+	}
+	switch {
+	case p["uniqueContextId"] != nil:
+	case p["executionContextId"] != nil:
+		run["contextId"] = p["executionContextId"]
+	case p["objectId"] != nil:
+		// V8's object ids are "isolate.context.object".
+		var id string
+		if jsonv2.Unmarshal(p["objectId"], &id, wire.Options) != nil {
+			return as()
+		}
+		parts := strings.Split(id, ".")
+		if len(parts) != 3 {
+			return as()
+		}
+		if _, err := strconv.ParseInt(parts[1], 10, 64); err != nil {
+			return as()
+		}
+		run["contextId"] = jsonv2.Value(parts[1])
+	default:
+		return as()
+	}
+	var nonce [12]byte
+	rand.Read(nonce[:])
+	name := "livetab call " + hex.EncodeToString(nonce[:])
+	keep := map[string]jsonv2.Value{}
+	for _, k := range []string{"objectId", "arguments", "executionContextId", "uniqueContextId"} {
+		if v, ok := p[k]; ok {
+			keep[k] = v
+		}
+	}
+	fn, _ := jsonv2.Marshal(fmt.Sprintf(callKeeper, name), wire.Options)
+	keep["functionDeclaration"] = fn
+	keep["silent"] = jsonv2.Value("true")
+	keep["returnByValue"] = jsonv2.Value("true")
+	raw, err := jsonv2.Marshal(keep, wire.Options)
+	if err != nil {
+		return as()
+	}
+	type result struct {
+		v   jsonv2.Value
+		err error
+	}
+	ch := make(chan result, 1)
+	c.tabCall(t, sid, cdproto.CommandRuntimeCallFunctionOn, raw, func(v jsonv2.Value, err error) { ch <- result{v, err} })
+	kept := <-ch
+	if kept.err != nil {
+		return "", nil, 0, kept.err
+	}
+	var threw struct {
+		ExceptionDetails jsonv2.Value `json:"exceptionDetails"`
+	}
+	if jsonv2.Unmarshal(kept.v, &threw, wire.Options) != nil || threw.ExceptionDetails != nil {
+		return as()
+	}
+	bound := time.Duration(syncScriptBound.Load())
+	expr, _ := jsonv2.Marshal(fmt.Sprintf(callRunner, name, decl), wire.Options)
+	run["expression"] = expr
+	run["timeout"] = jsonv2.Value(strconv.FormatInt(bound.Milliseconds(), 10))
+	out, err := jsonv2.Marshal(run, wire.Options)
+	if err != nil {
+		return as()
+	}
+	return cdproto.CommandRuntimeEvaluate, out, bound, nil
 }

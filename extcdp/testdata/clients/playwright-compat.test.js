@@ -355,6 +355,15 @@ test('the person\'s tab: read, screenshot, and what the client set there', opts,
   const theirs = context.pages().find((p) => p.url().endsWith('/compat?person'));
   assert.ok(theirs, `the person's tab is listed: ${context.pages().map((p) => p.url())}`);
   assert.equal(await theirs.title(), 'compat page');
+  // evaluate, $eval and a handle's evaluate (Runtime.callFunctionOn) work
+  // there as on the client's own tabs; a function that never returns is
+  // ended (TestClientsCompat sets the bound to 3 s), and the tab answers.
+  assert.equal(await theirs.evaluate(([a, b]) => a + b, [2, 3]), 5);
+  assert.equal(await theirs.$eval('body', (e, s) => e.tagName + s, '!'), 'BODY!');
+  const body = await theirs.$('body');
+  assert.equal(await body.evaluate((e) => e === document.body), true);
+  await assert.rejects(theirs.evaluate(() => { for (;;) {} }), /livetab: Runtime\.callFunctionOn ran its script .*Target\.createTarget/);
+  assert.equal(await theirs.evaluate(() => document.title), 'compat page');
   const shot = await theirs.screenshot();
   assert.equal(shot.subarray(1, 4).toString(), 'PNG');
   // Emulation on the person's tab: taken back when the client leaves, or

@@ -243,6 +243,16 @@ test('acceptInsecureCerts is refused saying why', opts, async () => {
   }
 });
 
+test('the person\'s tab: evaluate works, a function that never returns is ended', opts, async () => {
+  const theirs = (await browser.pages()).find((p) => p.url().endsWith('/compat?person'));
+  assert.ok(theirs, 'the person\'s tab is listed');
+  assert.equal(await theirs.evaluate((a, b) => a + b, 2, 3), 5);
+  assert.equal(await theirs.$eval('body', (e, s) => e.tagName + s, '!'), 'BODY!');
+  // TestClientsCompat sets the bound to 3 s.
+  await assert.rejects(theirs.evaluate(() => { for (;;) {} }), /livetab: Runtime\.callFunctionOn ran its script .*Target\.createTarget/);
+  assert.equal(await theirs.evaluate(() => document.title), 'compat page');
+});
+
 test('browser.close leaves the person\'s tabs open', opts, async () => {
   const mine = await browser.newPage();
   await mine.goto(site + '/form');

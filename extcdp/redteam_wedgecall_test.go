@@ -1,0 +1,180 @@
+package extcdp_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+
+	"github.com/livetab/livetab/extcdp"
+	"github.com/livetab/livetab/internal/wire"
+)
+
+// TestRedTeamWedgingCallOutlivesNoClient: Runtime.callFunctionOn, which
+// Puppeteer's and Playwright's page.evaluate(fn) send, takes no timeout:
+// a function that never returns held the person's tab after its client
+// left (measured: no answer in 15 s). On a tab the client did not open
+// the relay runs the call as a Runtime.evaluate, which Chrome bounds.
+func TestRedTeamWedgingCallOutlivesNoClient(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	person := func(t *testing.T, name string) (*rawClient, string, string, string) {
+		t.Helper()
+		a, sa, id := wedgePerson(t, name)
+		btn := objectID(t, a.must(sa, "Runtime.evaluate", map[string]any{"expression": `document.getElementById("btn")`}))
+		return a, sa, id, btn
+	}
+	t.Run("left", func(t *testing.T) {
+		a, sa, id, btn := person(t, "call-left")
+		go a.send(sa, "Runtime.callFunctionOn", map[string]any{"objectId": btn, "functionDeclaration": "function() { while (true) {} }"})
+		time.Sleep(500 * time.Millisecond) // the loop runs
+		a.ws.CloseNow()
+		<-a.closed
+		if got := personClicks(t, id); got != "1" {
+			t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+		}
+	})
+	t.Run("connected", func(t *testing.T) {
+		a, sa, id, _ := person(t, "call-connected")
+		a.bound = personWaits
+		ctx := contextID(t, a, sa)
+		got, err := a.call(sa, "Runtime.callFunctionOn", map[string]any{"executionContextId": ctx, "functionDeclaration": "() => { while (true) {} }", "awaitPromise": true})
+		if err != nil || !strings.Contains(string(got), `"exceptionDetails"`) || !strings.Contains(string(got), "Target.createTarget") || !strings.Contains(string(got), "Runtime.callFunctionOn") {
+			t.Fatalf("a function that never returns on the person's tab: %s %v, want an exception that says why it ended and what to do", got, err)
+		}
+		if got := personClicks(t, id); got != "1" {
+			t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+		}
+	})
+	// What the call gives is what Chrome's own callFunctionOn gives.
+	t.Run("same", func(t *testing.T) {
+		a, sa, _, btn := person(t, "call-same")
+		a.bound = personWaits
+		ctx := contextID(t, a, sa)
+		other := objectID(t, a.must(sa, "Runtime.evaluate", map[string]any{"expression": `({n: 7})`}))
+		for _, c := range []struct {
+			name   string
+			params map[string]any
+			want   string // in the result
+		}{
+			{"this and arguments", map[string]any{
+				"objectId":            btn,
+				"functionDeclaration": "function(a, b, c) { return [this.id, a, b.n, typeof c, String(c)] }",
+				"arguments":           []any{map[string]any{"value": "x"}, map[string]any{"objectId": other}, map[string]any{"unserializableValue": "-Infinity"}},
+				"returnByValue":       true,
+			}, `"value":["btn","x",7,"number","-Infinity"]`},
+			{"no object: this is the global one, strict too", map[string]any{
+				"executionContextId":  ctx,
+				"functionDeclaration": "function() { 'use strict'; return this === window }",
+				"returnByValue":       true,
+			}, `"value":true`},
+			{"sloppy this", map[string]any{
+				"executionContextId":  ctx,
+				"functionDeclaration": "function() { return this === window }",
+				"returnByValue":       true,
+			}, `"value":true`},
+			{"arrow this", map[string]any{
+				"objectId":            btn,
+				"functionDeclaration": "() => this === window",
+				"returnByValue":       true,
+			}, `"value":true`},
+			{"no local names", map[string]any{
+				"objectId":            btn,
+				"functionDeclaration": "function() { return [typeof f, typeof t, typeof a, arguments.length] }",
+				"returnByValue":       true,
+			}, `"value":["undefined","undefined","undefined",0]`},
+			{"awaited", map[string]any{
+				"objectId":            btn,
+				"functionDeclaration": "async function() { await new Promise(ok => setTimeout(ok, 10)); return this.tagName }",
+				"returnByValue":       true, "awaitPromise": true,
+			}, `"value":"BUTTON"`},
+			{"remote result", map[string]any{
+				"objectId":            btn,
+				"functionDeclaration": "function() { return this }",
+			}, `"className":"HTMLButtonElement"`},
+			{"thrown", map[string]any{
+				"objectId":            btn,
+				"functionDeclaration": "function() { throw new Error('boom') }",
+			}, `"exceptionDetails"`},
+			{"not a function", map[string]any{
+				"objectId":            btn,
+				"functionDeclaration": "42",
+			}, `does not evaluate to a function`},
+		} {
+			got, err := a.call(sa, "Runtime.callFunctionOn", c.params)
+			if err != nil {
+				if strings.Contains(err.Error(), c.want) {
+					continue
+				}
+				t.Errorf("%s: %v", c.name, err)
+				continue
+			}
+			if !strings.Contains(string(got), c.want) {
+				t.Errorf("%s: got %s, want it to hold %s", c.name, got, c.want)
+			}
+		}
+		// Nothing of the relay's is left on the page's global object.
+		left := a.must(sa, "Runtime.evaluate", map[string]any{"expression": `Object.getOwnPropertyNames(window).filter(n => n.includes("livetab")).join()`, "returnByValue": true})
+		if !strings.Contains(string(left), `"value":""`) {
+			t.Errorf("the page's global object holds %s after the calls, want nothing of livetab's", left)
+		}
+	})
+}
+
+// wedgePerson opens a tab as the person, attaches a raw client to it and
+// has the page count clicks on its button.
+func wedgePerson(t *testing.T, name string) (*rawClient, string, string) {
+	t.Helper()
+	srv, tok := endpoint(t)
+	id := userTab(t, site.URL+"/form?wedge-"+name)
+	closeUserTab(t, id)
+	a := dialRawTo(t, srv, tok)
+	sa := a.attach(id)
+	a.eval(sa, countClicks)
+	return a, sa, id
+}
+
+// objectID reads result.objectId of a Runtime result.
+func objectID(t *testing.T, res jsonv2.Value) string {
+	t.Helper()
+	var v struct {
+		Result struct {
+			ObjectID string `json:"objectId"`
+		} `json:"result"`
+	}
+	if err := jsonv2.Unmarshal(res, &v, wire.Options); err != nil || v.Result.ObjectID == "" {
+		t.Fatalf("no objectId in %s: %v", res, err)
+	}
+	return v.Result.ObjectID
+}
+
+// contextID is the id of the page's main world, from the
+// Runtime.executionContextCreated events the session gets.
+func contextID(t *testing.T, a *rawClient, sa string) int64 {
+	t.Helper()
+	a.must(sa, "Runtime.enable", nil)
+	for range 50 {
+		a.mu.Lock()
+		evs := append([]rawMsg(nil), a.events...)
+		a.mu.Unlock()
+		for _, ev := range evs {
+			if ev.SessionID != sa || ev.Method != "Runtime.executionContextCreated" {
+				continue
+			}
+			var p struct {
+				Context struct {
+					ID      int64 `json:"id"`
+					AuxData struct {
+						IsDefault bool `json:"isDefault"`
+					} `json:"auxData"`
+				} `json:"context"`
+			}
+			if jsonv2.Unmarshal(ev.Params, &p, wire.Options) == nil && p.Context.AuxData.IsDefault {
+				return p.Context.ID
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("no default execution context was announced")
+	return 0
+}
