@@ -63,6 +63,18 @@ var ownTabOnly = map[cdproto.MethodType]string{
 	cdproto.CommandPageSetFontFamilies:                     "Chrome gives a page the person's fonts back only when the debugger leaves it",
 }
 
+// failInOrder refuses m once the tab has answered what the client sent
+// before it on the same session, as Chrome answers a session's commands in
+// order. Playwright sets default fonts on every page of a headless Chrome
+// and fails the page's setup on a refusal: a refusal that overtook the
+// page's Page.getFrameTree failed it before the page had its URL, so the
+// person's tab was listed with none (about 5 connects in 6).
+func (c *Client) failInOrder(m *cdproto.Message, t *tab, sid, msg string) {
+	c.tabCall(t, sid, cdproto.CommandPageGetFrameTree, jsonv2.Value("{}"), func(jsonv2.Value, error) {
+		c.fail(m.ID, m.SessionID, -32000, msg)
+	})
+}
+
 // opened reports whether t is c's own: a tab it created, or a popup of one.
 func (c *Client) opened(t *tab) bool {
 	c.r.mu.Lock()
@@ -98,7 +110,7 @@ func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session)
 		if c.opened(t) {
 			return false
 		}
-		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses %s on tab %d, which the person opened: %s; use a tab of your own (Target.createTarget)", m.Method, t.id, ownTabOnly[m.Method]))
+		c.failInOrder(m, t, sid, fmt.Sprintf("livetab refuses %s on tab %d, which the person opened: %s; use a tab of your own (Target.createTarget)", m.Method, t.id, ownTabOnly[m.Method]))
 		return true
 	case cdproto.CommandEmulationSetDisplayFeaturesOverride:
 		// An empty list of display features took the whole browser down

@@ -351,6 +351,13 @@ test('a new context closes with its pages', opts, async () => {
   assert.equal(ctx.pages().length, 0);
 });
 
+test('the person\'s tab is listed with its URL as soon as connectOverCDP returns', opts, async () => {
+  // Playwright sets default fonts on every page of a headless Chrome; the
+  // relay refuses that on the person's tab, and its refusal overtook the
+  // page's frame tree: the setup failed with no URL yet.
+  assert.ok(personsPages.some((u) => u.endsWith('/compat?person')), `the person's tab is listed with its URL: ${personsPages}`);
+});
+
 test('the person\'s tab: read, screenshot, and what the client set there', opts, async () => {
   const theirs = context.pages().find((p) => p.url().endsWith('/compat?person'));
   assert.ok(theirs, `the person's tab is listed: ${context.pages().map((p) => p.url())}`);
