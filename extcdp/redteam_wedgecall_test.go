@@ -121,6 +121,28 @@ func TestRedTeamWedgingCallOutlivesNoClient(t *testing.T) {
 	})
 }
 
+// TestCallOnAHostilePage: a page that replaces what the relay's kept call
+// could lean on (globalThis, Object.defineProperty) neither breaks a
+// client's call on the person's tab nor escapes its bound.
+func TestCallOnAHostilePage(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	a, sa, id := wedgePerson(t, "call-hostile")
+	a.bound = personWaits
+	a.eval(sa, `window.globalThis = {}; Object.defineProperty = () => { throw new Error("the page's") }; 1`)
+	btn := objectID(t, a.must(sa, "Runtime.evaluate", map[string]any{"expression": `document.getElementById("btn")`}))
+	got, err := a.call(sa, "Runtime.callFunctionOn", map[string]any{"objectId": btn, "functionDeclaration": "function(s) { return this.id + s }", "arguments": []any{map[string]any{"value": "!"}}, "returnByValue": true})
+	if err != nil || !strings.Contains(string(got), `"value":"btn!"`) {
+		t.Fatalf("a call on a hostile page: %s %v", got, err)
+	}
+	got, err = a.call(sa, "Runtime.callFunctionOn", map[string]any{"objectId": btn, "functionDeclaration": "function() { for (;;) {} }"})
+	if err != nil || !strings.Contains(string(got), "Target.createTarget") {
+		t.Fatalf("a loop on a hostile page: %s %v, want the bound's exception", got, err)
+	}
+	if got := personClicks(t, id); got != "1" {
+		t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+	}
+}
+
 // wedgePerson opens a tab as the person, attaches a raw client to it and
 // has the page count clicks on its button.
 func wedgePerson(t *testing.T, name string) (*rawClient, string, string) {

@@ -98,15 +98,17 @@ func scriptEnded(method cdproto.MethodType, t *tab, bound time.Duration) jsonv2.
 // one round trip more, about 1 ms.
 
 // callKeeper is the function of the first step; %q is the name it keeps
-// the call under. Strict, so that this is the object as given.
+// the call under. Sloppy, so that an inner function's this is the world's
+// global object, which a page cannot replace as it can the globalThis
+// property; its own this is the object as given (Chrome passes the global
+// object when no object is named).
 const callKeeper = `function() {
-	"use strict";
-	const self = this, args = arguments, name = %q;
-	Object.defineProperty(globalThis, name, {configurable: true, value(fn) {
-		delete globalThis[name];
+	var self = this, args = arguments, global = (function() { return this })(), name = %q;
+	global[name] = function(fn) {
+		delete global[name];
 		if (typeof fn !== "function") throw new TypeError("Given expression does not evaluate to a function");
 		return Reflect.apply(fn, self, args);
-	}});
+	};
 }`
 
 // callRunner is the expression of the second step: the kept call, applied
@@ -122,10 +124,10 @@ var callOnlyParams = map[string]bool{"functionDeclaration": true, "objectId": tr
 // into the two steps above, running the first. It returns the method and
 // params to send and the bound set; the call as it came and no bound where
 // the steps do not apply (the client's own tab, throwOnSideEffect, whose
-// evaluation would count the relay's own writes, or no world to run in),
-// or where the first step threw (a page that froze its global object):
+// evaluation would count the relay's own writes, or no world to run in):
 // then the call runs unbounded, as before. An error is Chrome's answer to
-// the first step (an object of another world, say), for the client.
+// the first step (an object of another world, say), or the refusal of a
+// call the page kept the first step from, for the client.
 func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (cdproto.MethodType, jsonv2.Value, time.Duration, error) {
 	as := func() (cdproto.MethodType, jsonv2.Value, time.Duration, error) {
 		return cdproto.CommandRuntimeCallFunctionOn, params, 0, nil
@@ -199,7 +201,10 @@ func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (cdproto.Met
 		ExceptionDetails jsonv2.Value `json:"exceptionDetails"`
 	}
 	if jsonv2.Unmarshal(kept.v, &threw, wire.Options) != nil || threw.ExceptionDetails != nil {
-		return as()
+		// Only the page can make the relay's own function throw (a
+		// setter on the global object's prototypes): unbounded, the call
+		// could hold the person's tab for good, so it is not sent.
+		return "", nil, 0, fmt.Errorf("livetab: Runtime.callFunctionOn on tab %d, which the person opened, cannot be bounded: the page's global object refused what livetab keeps there for the call; run it with Runtime.evaluate, or in a tab of your own (Target.createTarget)", t.id)
 	}
 	bound := time.Duration(syncScriptBound.Load())
 	expr, _ := jsonv2.Marshal(fmt.Sprintf(callRunner, name, decl), wire.Options)
