@@ -45,6 +45,10 @@ type Client struct {
 
 	lanes lanes
 
+	// scripts are the client's compiled scripts on tabs it did not open
+	// (wedge.go).
+	scripts keptScripts
+
 	// inFlight counts the commands waiting for their reply; the endpoint
 	// stops reading a client that has too many (see waitInFlight).
 	inFlight   atomic.Int64
@@ -523,13 +527,27 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		}
 	}
 	params, method := m.Params, m.Method
-	if m.Method == cdproto.CommandRuntimeEvaluate || m.Method == cdproto.CommandRuntimeCallFunctionOn {
+	if m.Method == cdproto.CommandRuntimeCompileScript {
+		if hook := c.noteCompile(t, sid, params); hook != nil {
+			next := done
+			done = func(rep *wire.Frame, err error) {
+				if err == nil && rep.Error == nil {
+					hook(rep.Result)
+				}
+				next(rep, err)
+			}
+		}
+	}
+	if m.Method == cdproto.CommandRuntimeEvaluate || m.Method == cdproto.CommandRuntimeCallFunctionOn || m.Method == cdproto.CommandRuntimeRunScript {
 		var bound time.Duration
 		var err error
-		if m.Method == cdproto.CommandRuntimeEvaluate {
+		switch m.Method {
+		case cdproto.CommandRuntimeEvaluate:
 			params, bound, err = c.boundScript(t, params)
-		} else {
+		case cdproto.CommandRuntimeCallFunctionOn:
 			method, params, bound, err = c.boundCall(t, sid, params)
+		default:
+			method, params, bound, err = c.boundRun(t, sid, params)
 		}
 		if err != nil {
 			cancel()

@@ -200,3 +200,32 @@ func contextID(t *testing.T, a *rawClient, sa string) int64 {
 	t.Fatal("no default execution context was announced")
 	return 0
 }
+
+// TestRedTeamWedgingRunScript: Runtime.compileScript then
+// Runtime.runScript takes no timeout either; on the person's tab the relay
+// runs the script it compiled as a bounded Runtime.evaluate.
+func TestRedTeamWedgingRunScript(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	a, sa, id := wedgePerson(t, "run-script")
+	a.bound = personWaits
+	ctx := contextID(t, a, sa)
+	compile := func(expr string) string {
+		t.Helper()
+		res := a.must(sa, "Runtime.compileScript", map[string]any{"expression": expr, "sourceURL": "livetab-test.js", "persistScript": true, "executionContextId": ctx})
+		return field(res, "scriptId")
+	}
+	got, err := a.call(sa, "Runtime.runScript", map[string]any{"scriptId": compile("1 + 2"), "executionContextId": ctx, "returnByValue": true})
+	if err != nil || !strings.Contains(string(got), `"value":3`) {
+		t.Fatalf("a compiled script on the person's tab: %s %v", got, err)
+	}
+	got, err = a.call(sa, "Runtime.runScript", map[string]any{"scriptId": compile("for (;;) {}"), "executionContextId": ctx})
+	if err != nil || !strings.Contains(string(got), "Target.createTarget") || !strings.Contains(string(got), "Runtime.runScript") {
+		t.Fatalf("a compiled loop on the person's tab: %s %v, want the bound's exception", got, err)
+	}
+	if got := personClicks(t, id); got != "1" {
+		t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+	}
+	if _, err := a.call(sa, "Runtime.runScript", map[string]any{"scriptId": "999999", "executionContextId": ctx}); err == nil || !strings.Contains(err.Error(), "compileScript") {
+		t.Fatalf("a script id livetab did not compile: %v, want a refusal that says to compile it on this session", err)
+	}
+}

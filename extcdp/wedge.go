@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -213,6 +214,128 @@ func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (cdproto.Met
 	out, err := jsonv2.Marshal(run, wire.Options)
 	if err != nil {
 		return as()
+	}
+	return cdproto.CommandRuntimeEvaluate, out, bound, nil
+}
+
+// Runtime.runScript takes no timeout either. On a tab the client did not
+// open, the relay keeps the expression of each script the client compiled
+// there (Runtime.compileScript with persistScript) and runs it as a bounded
+// Runtime.evaluate; a script id it did not see compiled is refused, as it
+// could run unbounded.
+
+// maxKeptScripts and maxKeptScriptBytes bound what a client's compiled
+// scripts hold in the relay: the oldest go first.
+const (
+	maxKeptScripts     = 256
+	maxKeptScriptBytes = 32 << 20
+)
+
+// keptScripts are the expressions of a client's compiled scripts on tabs
+// it did not open, by session and script id.
+type keptScripts struct {
+	mu    sync.Mutex
+	expr  map[string]string
+	order []string
+	bytes int
+}
+
+func (k *keptScripts) put(t *tab, sid, scriptID, expr string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.expr == nil {
+		k.expr = map[string]string{}
+	}
+	key := scriptKey(t, sid, scriptID)
+	if old, ok := k.expr[key]; ok {
+		k.bytes -= len(old)
+	} else {
+		k.order = append(k.order, key)
+	}
+	k.expr[key] = expr
+	k.bytes += len(expr)
+	for len(k.order) > 0 && (len(k.order) > maxKeptScripts || k.bytes > maxKeptScriptBytes) {
+		k.bytes -= len(k.expr[k.order[0]])
+		delete(k.expr, k.order[0])
+		k.order = k.order[1:]
+	}
+}
+
+func (k *keptScripts) get(t *tab, sid, scriptID string) (string, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	e, ok := k.expr[scriptKey(t, sid, scriptID)]
+	return e, ok
+}
+
+// scriptKey names a script: ids are V8's, per renderer, so the same id on
+// another tab or frame is another script.
+func scriptKey(t *tab, sid, scriptID string) string {
+	return strconv.FormatInt(t.id, 10) + "\x00" + sid + "\x00" + scriptID
+}
+
+// noteCompile returns, for a Runtime.compileScript on t when t is not c's
+// own, the hook that keeps the compiled expression under the script id of
+// the reply; nil otherwise.
+func (c *Client) noteCompile(t *tab, sid string, params jsonv2.Value) func(jsonv2.Value) {
+	if c.opened(t) {
+		return nil
+	}
+	var p struct {
+		Expression    string `json:"expression"`
+		SourceURL     string `json:"sourceURL"`
+		PersistScript bool   `json:"persistScript"`
+	}
+	if jsonv2.Unmarshal(params, &p, wire.Options) != nil || !p.PersistScript {
+		return nil
+	}
+	expr := p.Expression
+	if p.SourceURL != "" && !strings.ContainsAny(p.SourceURL, "\r\n") {
+		expr += "\n//# sourceURL=" + p.SourceURL
+	}
+	return func(result jsonv2.Value) {
+		var r struct {
+			ScriptID string `json:"scriptId"`
+		}
+		if jsonv2.Unmarshal(result, &r, wire.Options) == nil && r.ScriptID != "" {
+			c.scripts.put(t, sid, r.ScriptID, expr)
+		}
+	}
+}
+
+// boundRun turns a Runtime.runScript on t, when t is not c's own, into a
+// Runtime.evaluate of the script's kept expression with the bound.
+func (c *Client) boundRun(t *tab, sid string, params jsonv2.Value) (cdproto.MethodType, jsonv2.Value, time.Duration, error) {
+	if c.opened(t) {
+		return cdproto.CommandRuntimeRunScript, params, 0, nil
+	}
+	p := map[string]jsonv2.Value{}
+	if err := jsonv2.Unmarshal(params, &p, wire.Options); err != nil {
+		return "", nil, 0, fmt.Errorf("livetab: invalid Runtime.runScript params: %w", err)
+	}
+	var id string
+	jsonv2.Unmarshal(p["scriptId"], &id, wire.Options)
+	expr, ok := c.scripts.get(t, sid, id)
+	if !ok {
+		return "", nil, 0, fmt.Errorf("livetab refuses Runtime.runScript of script %q on tab %d, which the person opened: livetab runs there only a script it saw compiled on this session (Runtime.compileScript with persistScript), so that it can end one that never yields; compile it again, or use Runtime.evaluate", id, t.id)
+	}
+	run := map[string]jsonv2.Value{}
+	for k, v := range p {
+		switch k {
+		case "scriptId":
+		case "executionContextId":
+			run["contextId"] = v
+		default:
+			run[k] = v
+		}
+	}
+	bound := time.Duration(syncScriptBound.Load())
+	e, _ := jsonv2.Marshal(expr, wire.Options)
+	run["expression"] = e
+	run["timeout"] = jsonv2.Value(strconv.FormatInt(bound.Milliseconds(), 10))
+	out, err := jsonv2.Marshal(run, wire.Options)
+	if err != nil {
+		return "", nil, 0, fmt.Errorf("livetab: encoding Runtime.runScript as an evaluation: %w", err)
 	}
 	return cdproto.CommandRuntimeEvaluate, out, bound, nil
 }
