@@ -526,10 +526,11 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 	if m.Method == cdproto.CommandRuntimeEvaluate || m.Method == cdproto.CommandRuntimeCallFunctionOn {
 		var bound time.Duration
 		var err error
+		var after func(*wire.Frame)
 		if m.Method == cdproto.CommandRuntimeEvaluate {
 			params, bound, err = c.boundScript(t, params)
 		} else {
-			method, params, bound, err = c.boundCall(t, sid, params)
+			method, params, bound, after, err = c.boundCall(t, sid, params)
 		}
 		if err != nil {
 			cancel()
@@ -544,6 +545,9 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 			next := done
 			sent := time.Now()
 			done = func(rep *wire.Frame, err error) {
+				if after != nil {
+					after(rep)
+				}
 				// With awaitPromise Chrome answers an ended script with
 				// "Internal error": an error at the bound is the bound's.
 				if err == nil && rep.Error != nil && (rep.Error.Message == terminatedMessage || time.Since(sent) >= bound) {

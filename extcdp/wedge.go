@@ -113,8 +113,15 @@ const callKeeper = `function() {
 
 // callRunner is the expression of the second step: the kept call, applied
 // to the client's function. The line break lets the function end in a
-// line comment (Puppeteer's //# sourceURL=).
-const callRunner = "this[%q](%s\n)"
+// line comment (Puppeteer's //# sourceURL=); the inner parentheses make a
+// declaration with a comma one value, as Chrome's own "(" + declaration +
+// ")" does, so "function() {}, 5" is not a function there either.
+const callRunner = "this[%q]((%s\n))"
+
+// callLeft is what removes a kept call that the second step did not take:
+// a declaration that does not compile (a syntax error) ends the script
+// before it runs, and the page would keep the name on its global object.
+const callLeft = "delete this[%q]"
 
 // callOnlyParams are callFunctionOn's parameters that Runtime.evaluate
 // does not take; the others mean the same there.
@@ -128,9 +135,13 @@ var callOnlyParams = map[string]bool{"functionDeclaration": true, "objectId": tr
 // then the call runs unbounded, as before. An error is Chrome's answer to
 // the first step (an object of another world, say), or the refusal of a
 // call the page kept the first step from, for the client.
-func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (cdproto.MethodType, jsonv2.Value, time.Duration, error) {
-	as := func() (cdproto.MethodType, jsonv2.Value, time.Duration, error) {
-		return cdproto.CommandRuntimeCallFunctionOn, params, 0, nil
+//
+// after, when not nil, is to be given the reply of the second step: on an
+// exception or an error it removes the kept call in the background, should
+// the script not have run.
+func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (method cdproto.MethodType, out jsonv2.Value, bound time.Duration, after func(*wire.Frame), err error) {
+	as := func() (cdproto.MethodType, jsonv2.Value, time.Duration, func(*wire.Frame), error) {
+		return cdproto.CommandRuntimeCallFunctionOn, params, 0, nil, nil
 	}
 	if c.opened(t) {
 		return as()
@@ -195,7 +206,7 @@ func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (cdproto.Met
 	c.tabCall(t, sid, cdproto.CommandRuntimeCallFunctionOn, raw, func(v jsonv2.Value, err error) { ch <- result{v, err} })
 	kept := <-ch
 	if kept.err != nil {
-		return "", nil, 0, kept.err
+		return "", nil, 0, nil, kept.err
 	}
 	var threw struct {
 		ExceptionDetails jsonv2.Value `json:"exceptionDetails"`
@@ -204,15 +215,29 @@ func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (cdproto.Met
 		// Only the page can make the relay's own function throw (a
 		// setter on the global object's prototypes): unbounded, the call
 		// could hold the person's tab for good, so it is not sent.
-		return "", nil, 0, fmt.Errorf("livetab: Runtime.callFunctionOn on tab %d, which the person opened, cannot be bounded: the page's global object refused what livetab keeps there for the call; run it with Runtime.evaluate, or in a tab of your own (Target.createTarget)", t.id)
+		return "", nil, 0, nil, fmt.Errorf("livetab: Runtime.callFunctionOn on tab %d, which the person opened, cannot be bounded: the page's global object refused what livetab keeps there for the call; run it with Runtime.evaluate, or in a tab of your own (Target.createTarget)", t.id)
 	}
-	bound := time.Duration(syncScriptBound.Load())
+	bound = time.Duration(syncScriptBound.Load())
 	expr, _ := jsonv2.Marshal(fmt.Sprintf(callRunner, name, decl), wire.Options)
 	run["expression"] = expr
 	run["timeout"] = jsonv2.Value(strconv.FormatInt(bound.Milliseconds(), 10))
-	out, err := jsonv2.Marshal(run, wire.Options)
+	out, err = jsonv2.Marshal(run, wire.Options)
 	if err != nil {
 		return as()
 	}
-	return cdproto.CommandRuntimeEvaluate, out, bound, nil
+	left := map[string]jsonv2.Value{"silent": jsonv2.Value("true"), "timeout": jsonv2.Value("1000")}
+	left["expression"], _ = jsonv2.Marshal(fmt.Sprintf(callLeft, name), wire.Options)
+	for _, k := range []string{"contextId", "uniqueContextId"} {
+		if v, ok := run[k]; ok {
+			left[k] = v
+		}
+	}
+	forget, _ := jsonv2.Marshal(left, wire.Options)
+	after = func(rep *wire.Frame) {
+		if rep != nil && rep.Error == nil && !strings.Contains(string(rep.Result), `"exceptionDetails"`) {
+			return // the script ran, and took the kept call first
+		}
+		c.tabCall(t, sid, cdproto.CommandRuntimeEvaluate, forget, func(jsonv2.Value, error) {})
+	}
+	return cdproto.CommandRuntimeEvaluate, out, bound, after, nil
 }

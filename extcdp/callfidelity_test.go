@@ -1,0 +1,123 @@
+package extcdp_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/livetab/livetab/extcdp"
+)
+
+// callCase is one Runtime.callFunctionOn as a client sends it; setup gives
+// the params on a session, so that object ids are that session's.
+type callCase struct {
+	name   string
+	params func(a *rawClient, s string) map[string]any
+	// stack: the answer holds a stack trace, which shows the relay's
+	// frames on the person's tab (left as it is: see the decision).
+	stack bool
+	// want, when set, is what the person's answer must hold instead of
+	// Chrome's exact answer.
+	want string
+}
+
+// volatile are the parts of a Runtime answer that differ between two tabs
+// for the same call: ids, and where the relay's frame shifts a stack.
+var volatile = regexp.MustCompile(`"(objectId|scriptId|exceptionId|executionContextId|uniqueContextId|columnNumber|lineNumber|callFrames|stackTrace|url|functionName)":("[^"]*"|-?[0-9]+|\[[^\]]*\]|\{[^}]*\})`)
+
+func normalize(s string) string { return volatile.ReplaceAllString(s, `"$1":_`) }
+
+// TestCallFidelity: a call on the person's tab answers as Chrome's own
+// callFunctionOn does on the client's own tab (forwarded unchanged).
+func TestCallFidelity(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	a, sp, _ := wedgePerson(t, "fidelity")
+	a.bound = personWaits
+	_, so := a.open(site.URL + "/form?fidelity-own")
+	a.eval(so, countClicks)
+	obj := func(a *rawClient, s, expr string) string {
+		return objectID(t, a.must(s, "Runtime.evaluate", map[string]any{"expression": expr}))
+	}
+	btn := func(a *rawClient, s string) string { return obj(a, s, `document.getElementById("btn")`) }
+	cases := []callCase{
+		{"rejected", func(a *rawClient, s string) map[string]any {
+			return map[string]any{"objectId": btn(a, s), "functionDeclaration": "async function() { throw new Error('no') }", "awaitPromise": true}
+		}, true, ""},
+		{"rejected by value", func(a *rawClient, s string) map[string]any {
+			return map[string]any{"objectId": btn(a, s), "functionDeclaration": "function() { return Promise.reject(7) }", "awaitPromise": true, "returnByValue": true}
+		}, false, ""},
+		{"not by value", func(a *rawClient, s string) map[string]any {
+			return map[string]any{"objectId": btn(a, s), "functionDeclaration": "function() { const o = {}; o.o = o; return o }", "returnByValue": true}
+		}, false, ""},
+		{"function by value", func(a *rawClient, s string) map[string]any {
+			return map[string]any{"objectId": btn(a, s), "functionDeclaration": "function() { return () => 1 }", "returnByValue": true}
+		}, false, ""},
+		{"deep", func(a *rawClient, s string) map[string]any {
+			return map[string]any{"objectId": btn(a, s), "functionDeclaration": "function() { return {a: [1, this.id], d: new Date(0)} }", "serializationOptions": map[string]any{"serialization": "deep"}}
+		}, false, ""},
+		{"preview", func(a *rawClient, s string) map[string]any {
+			return map[string]any{"objectId": btn(a, s), "functionDeclaration": "function() { return {a: 1, b: 'x'} }", "generatePreview": true}
+		}, false, ""},
+		{"gesture", func(a *rawClient, s string) map[string]any {
+			return map[string]any{"objectId": btn(a, s), "functionDeclaration": "function() { return navigator.userActivation.isActive }", "userGesture": true, "returnByValue": true}
+		}, false, ""},
+		{"strict this without object", func(a *rawClient, s string) map[string]any {
+			return map[string]any{"objectId": btn(a, s), "functionDeclaration": "function() { 'use strict'; return typeof this }", "returnByValue": true}
+		}, false, ""},
+		{"syntax error", func(a *rawClient, s string) map[string]any {
+			return map[string]any{"objectId": btn(a, s), "functionDeclaration": "function( { ", "returnByValue": true}
+		}, false, ""},
+		{"comma", func(a *rawClient, s string) map[string]any {
+			return map[string]any{"objectId": btn(a, s), "functionDeclaration": "function() { return 1 }, 5", "returnByValue": true}
+		}, false, "does not evaluate to a function"},
+		{"not a function", func(a *rawClient, s string) map[string]any {
+			return map[string]any{"objectId": btn(a, s), "functionDeclaration": "42", "returnByValue": true}
+		}, true, "does not evaluate to a function"},
+		{"silent thrown", func(a *rawClient, s string) map[string]any {
+			return map[string]any{"objectId": btn(a, s), "functionDeclaration": "function() { throw 3 }", "silent": true}
+		}, false, ""},
+		{"arguments length", func(a *rawClient, s string) map[string]any {
+			return map[string]any{"objectId": btn(a, s), "functionDeclaration": "function() { return arguments.length + ':' + (new Error).stack.split('\\n').length }", "arguments": []any{map[string]any{}, map[string]any{"value": 1}}, "returnByValue": true}
+		}, true, ""},
+		{"isolated world", func(a *rawClient, s string) map[string]any {
+			var ft struct {
+				FrameTree struct {
+					Frame struct {
+						ID string `json:"id"`
+					} `json:"frame"`
+				} `json:"frameTree"`
+			}
+			unmarshal(a.must(s, "Page.getFrameTree", nil), &ft)
+			var w struct {
+				ID int64 `json:"executionContextId"`
+			}
+			unmarshal(a.must(s, "Page.createIsolatedWorld", map[string]any{"frameId": ft.FrameTree.Frame.ID, "worldName": "probe"}), &w)
+			return map[string]any{"executionContextId": w.ID, "functionDeclaration": "function() { return [typeof window.livetabCount, document.title !== undefined, Object.getOwnPropertyNames(window).filter(n => n.includes('livetab')).length] }", "returnByValue": true}
+		}, false, ""},
+	}
+	for _, c := range cases {
+		var got [2]string
+		for i, s := range []string{so, sp} {
+			res, err := a.call(s, "Runtime.callFunctionOn", c.params(a, s))
+			if err != nil {
+				got[i] = "error: " + err.Error()
+			} else {
+				got[i] = normalize(string(res))
+			}
+		}
+		t.Logf("%s\n  own:    %s\n  person: %s", c.name, got[0], got[1])
+		switch {
+		case c.want != "":
+			if !strings.Contains(got[1], c.want) {
+				t.Errorf("%s: the person's tab answered %s, want it to hold %q", c.name, got[1], c.want)
+			}
+		case c.stack:
+		case got[0] != got[1]:
+			t.Errorf("%s: the person's tab answered differently", c.name)
+		}
+	}
+	left := a.must(sp, "Runtime.evaluate", map[string]any{"expression": `Object.getOwnPropertyNames(window).filter(n => n.includes("livetab")).join()`, "returnByValue": true})
+	if !strings.Contains(string(left), `"value":""`) {
+		t.Errorf("the person's global object holds %s after the calls (a syntax error's), want nothing of livetab's", left)
+	}
+}
