@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/livetab/livetab/extcdp"
 )
@@ -94,6 +95,19 @@ func TestCallFidelity(t *testing.T) {
 			unmarshal(a.must(s, "Page.createIsolatedWorld", map[string]any{"frameId": ft.FrameTree.Frame.ID, "worldName": "probe"}), &w)
 			return map[string]any{"executionContextId": w.ID, "functionDeclaration": "function() { return [typeof window.livetabCount, document.title !== undefined, Object.getOwnPropertyNames(window).filter(n => n.includes('livetab')).length] }", "returnByValue": true}
 		}, false, ""},
+		{"unique context", func(a *rawClient, s string) map[string]any {
+			return map[string]any{"uniqueContextId": uniqueContextID(t, a, s), "functionDeclaration": "function(x) { return [x, this === window] }", "arguments": []any{map[string]any{"value": 3}}, "returnByValue": true}
+		}, false, ""},
+		{"object group released", func(a *rawClient, s string) map[string]any {
+			o := objectID(t, a.must(s, "Runtime.callFunctionOn", map[string]any{"objectId": btn(a, s), "functionDeclaration": "function() { return {g: 1} }", "objectGroup": "probe"}))
+			a.must(s, "Runtime.releaseObjectGroup", map[string]any{"objectGroup": "probe"})
+			return map[string]any{"objectId": o, "functionDeclaration": "function() { return this.g }", "returnByValue": true}
+		}, false, ""},
+		{"object group kept", func(a *rawClient, s string) map[string]any {
+			o := objectID(t, a.must(s, "Runtime.callFunctionOn", map[string]any{"objectId": btn(a, s), "functionDeclaration": "function() { return {g: 1} }", "objectGroup": "probe2"}))
+			a.must(s, "Runtime.releaseObjectGroup", map[string]any{"objectGroup": "other"})
+			return map[string]any{"objectId": o, "functionDeclaration": "function() { return this.g }", "returnByValue": true}
+		}, false, ""},
 	}
 	for _, c := range cases {
 		var got [2]string
@@ -120,4 +134,31 @@ func TestCallFidelity(t *testing.T) {
 	if !strings.Contains(string(left), `"value":""`) {
 		t.Errorf("the person's global object holds %s after the calls (a syntax error's), want nothing of livetab's", left)
 	}
+}
+
+// uniqueContextID is the uniqueId of the session's main world.
+func uniqueContextID(t *testing.T, a *rawClient, s string) string {
+	t.Helper()
+	a.must(s, "Runtime.enable", nil)
+	for range 50 {
+		a.mu.Lock()
+		evs := append([]rawMsg(nil), a.events...)
+		a.mu.Unlock()
+		for _, ev := range evs {
+			var p struct {
+				Context struct {
+					UniqueID string `json:"uniqueId"`
+					AuxData  struct {
+						IsDefault bool `json:"isDefault"`
+					} `json:"auxData"`
+				} `json:"context"`
+			}
+			if ev.SessionID == s && ev.Method == "Runtime.executionContextCreated" && unmarshal(ev.Params, &p) == nil && p.Context.AuxData.IsDefault {
+				return p.Context.UniqueID
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("no default execution context was announced")
+	return ""
 }

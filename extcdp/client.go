@@ -534,7 +534,11 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		}
 		if err != nil {
 			cancel()
-			if m.Method == cdproto.CommandRuntimeEvaluate {
+			if ce, ok := err.(*cdproto.Error); ok {
+				// Chrome's own answer to the kept call's step, as Chrome
+				// gives it ("Could not find object with given id").
+				c.fail(m.ID, replySID, ce.Code, ce.Message)
+			} else if m.Method == cdproto.CommandRuntimeEvaluate {
 				c.fail(m.ID, replySID, -32602, err.Error())
 			} else {
 				c.failErr(m.ID, replySID, err)
