@@ -162,3 +162,49 @@ func uniqueContextID(t *testing.T, a *rawClient, s string) string {
 	t.Fatal("no default execution context was announced")
 	return ""
 }
+
+// TestCallInAPersonsFrame: a cross-origin iframe of the person's tab is
+// another renderer, reached by a session of its own; a call there is as
+// bounded, and answers as Chrome's, as one on the tab's page.
+func TestCallInAPersonsFrame(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	srv, tok := endpoint(t)
+	person := userTab(t, site.URL+"/frames?call")
+	closeUserTab(t, person)
+	a := dialRawTo(t, srv, tok)
+	a.bound = personWaits
+	sp := a.attach(person)
+	a.eval(sp, "document.readyState == 'complete' || new Promise(ok => onload = ok)")
+	a.must(sp, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true})
+	var frame string
+	for range 100 {
+		for _, info := range targetInfos(t, a) {
+			if info.Type == "iframe" && strings.HasPrefix(info.URL, site.CrossURL) {
+				frame = info.TargetID
+			}
+		}
+		if frame != "" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if frame == "" {
+		t.Fatalf("the person's cross-origin iframe is not listed as a target: %+v", targetInfos(t, a))
+	}
+	sf := field(a.must("", "Target.attachToTarget", map[string]any{"targetId": frame, "flatten": true}), "sessionId")
+	body := objectID(t, a.must(sf, "Runtime.evaluate", map[string]any{"expression": "document.body"}))
+	got, err := a.call(sf, "Runtime.callFunctionOn", map[string]any{"objectId": body, "functionDeclaration": "function(s) { return location.origin + s + this.tagName }", "arguments": []any{map[string]any{"value": " "}}, "returnByValue": true})
+	if want := `"value":"` + site.CrossURL + ` BODY"`; err != nil || !strings.Contains(string(got), want) {
+		t.Fatalf("a call in the person's frame: %s %v, want %s", got, err, want)
+	}
+	start := time.Now()
+	got, err = a.call(sf, "Runtime.callFunctionOn", map[string]any{"objectId": body, "functionDeclaration": "function() { for (;;) {} }"})
+	t.Logf("a loop in the person's frame answered after %v", time.Since(start).Round(time.Millisecond))
+	if err != nil || !strings.Contains(string(got), "Target.createTarget") {
+		t.Fatalf("a loop in the person's frame: %s %v, want the bound's exception", got, err)
+	}
+	got, err = a.call(sf, "Runtime.evaluate", map[string]any{"expression": `Object.getOwnPropertyNames(window).filter(n => n.includes("livetab")).join()`, "returnByValue": true})
+	if err != nil || !strings.Contains(string(got), `"value":""`) {
+		t.Fatalf("the frame's global object after the calls: %s %v, want nothing of livetab's", got, err)
+	}
+}
