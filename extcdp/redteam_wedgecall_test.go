@@ -200,3 +200,32 @@ func contextID(t *testing.T, a *rawClient, sa string) int64 {
 	t.Fatal("no default execution context was announced")
 	return 0
 }
+
+// TestRedTeamSideEffectFreeLoop: throwOnSideEffect stops a script at its
+// first write, but a loop writes nothing: a call with it ran as Chrome's
+// own callFunctionOn, unbounded, and held the person's tab.
+func TestRedTeamSideEffectFreeLoop(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	a, sa, id := wedgePerson(t, "call-sideeffect")
+	a.bound = personWaits
+	btn := objectID(t, a.must(sa, "Runtime.evaluate", map[string]any{"expression": `document.getElementById("btn")`}))
+	got, err := a.call(sa, "Runtime.callFunctionOn", map[string]any{"objectId": btn, "functionDeclaration": "function(n) { return this.id + n }", "arguments": []any{map[string]any{"value": 1}}, "throwOnSideEffect": true, "returnByValue": true})
+	if err != nil || !strings.Contains(string(got), `"value":"btn1"`) {
+		t.Fatalf("a side-effect-free call on the person's tab: %s %v", got, err)
+	}
+	got, err = a.call(sa, "Runtime.callFunctionOn", map[string]any{"objectId": btn, "functionDeclaration": "function() { this.title = 'x' }", "throwOnSideEffect": true})
+	if err != nil || !strings.Contains(string(got), "EvalError") {
+		t.Fatalf("a call with a side effect: %s %v, want Chrome's EvalError", got, err)
+	}
+	got, err = a.call(sa, "Runtime.evaluate", map[string]any{"expression": `Object.getOwnPropertyNames(window).filter(n => n.includes("livetab")).join()`, "returnByValue": true})
+	if err != nil || !strings.Contains(string(got), `"value":""`) {
+		t.Fatalf("the page's global object after the calls: %s %v, want nothing of livetab's", got, err)
+	}
+	go a.send(sa, "Runtime.callFunctionOn", map[string]any{"objectId": btn, "functionDeclaration": "function() { for (;;) {} }", "throwOnSideEffect": true})
+	time.Sleep(500 * time.Millisecond)
+	a.ws.CloseNow()
+	<-a.closed
+	if got := personClicks(t, id); got != "1" {
+		t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+	}
+}

@@ -1,6 +1,7 @@
 package extcdp
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -102,10 +103,13 @@ func scriptEnded(method cdproto.MethodType, t *tab, bound time.Duration) jsonv2.
 // global object, which a page cannot replace as it can the globalThis
 // property; its own this is the object as given (Chrome passes the global
 // object when no object is named).
+//
+// %s is where the kept call removes itself; a call with throwOnSideEffect
+// cannot (the removal is a side effect V8 refuses), and is removed after.
 const callKeeper = `function() {
 	var self = this, args = arguments, global = (function() { return this })(), name = %q;
 	global[name] = function(fn) {
-		delete global[name];
+		%s
 		if (typeof fn !== "function") throw new TypeError("Given expression does not evaluate to a function");
 		return Reflect.apply(fn, self, args);
 	};
@@ -130,8 +134,7 @@ var callOnlyParams = map[string]bool{"functionDeclaration": true, "objectId": tr
 // boundCall turns a Runtime.callFunctionOn on t, when t is not c's own,
 // into the two steps above, running the first. It returns the method and
 // params to send and the bound set; the call as it came and no bound where
-// the steps do not apply (the client's own tab, throwOnSideEffect, whose
-// evaluation would count the relay's own writes, or no world to run in):
+// the steps do not apply (the client's own tab, or no world to run in):
 // then the call runs unbounded, as before. An error is Chrome's answer to
 // the first step (an object of another world, say), or the refusal of a
 // call the page kept the first step from, for the client.
@@ -151,8 +154,18 @@ func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (method cdpr
 		return as() // Chrome says what is wrong with it
 	}
 	var decl string
-	if jsonv2.Unmarshal(p["functionDeclaration"], &decl, wire.Options) != nil || string(p["throwOnSideEffect"]) == "true" {
+	if jsonv2.Unmarshal(p["functionDeclaration"], &decl, wire.Options) != nil {
 		return as()
+	}
+	// A loop writes nothing, so throwOnSideEffect does not bound it: the
+	// call takes the same two steps, the second with throwOnSideEffect.
+	var pure bool
+	if v, ok := p["throwOnSideEffect"]; ok && jsonv2.Unmarshal(v, &pure, wire.Options) != nil {
+		return as() // Chrome says what is wrong with it
+	}
+	remove := "delete global[name];"
+	if pure {
+		remove = ""
 	}
 	run := map[string]jsonv2.Value{}
 	for k, v := range p {
@@ -190,7 +203,7 @@ func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (method cdpr
 			keep[k] = v
 		}
 	}
-	fn, _ := jsonv2.Marshal(fmt.Sprintf(callKeeper, name), wire.Options)
+	fn, _ := jsonv2.Marshal(fmt.Sprintf(callKeeper, name, remove), wire.Options)
 	keep["functionDeclaration"] = fn
 	keep["silent"] = jsonv2.Value("true")
 	keep["returnByValue"] = jsonv2.Value("true")
@@ -234,10 +247,16 @@ func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (method cdpr
 	}
 	forget, _ := jsonv2.Marshal(left, wire.Options)
 	after = func(rep *wire.Frame) {
-		if rep != nil && rep.Error == nil && !strings.Contains(string(rep.Result), `"exceptionDetails"`) {
+		if !pure && rep != nil && rep.Error == nil && !strings.Contains(string(rep.Result), `"exceptionDetails"`) {
 			return // the script ran, and took the kept call first
 		}
-		c.tabCall(t, sid, cdproto.CommandRuntimeEvaluate, forget, func(jsonv2.Value, error) {})
+		// Not the client's context: a client that left with its call on
+		// the way leaves nothing on the page either.
+		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+		f := &wire.Frame{Method: string(cdproto.CommandRuntimeEvaluate), Params: forget, TabID: t.id, SessionID: sid}
+		if c.r.b.Go(ctx, f, func(*wire.Frame, error) { cancel() }) != nil {
+			cancel()
+		}
 	}
 	return cdproto.CommandRuntimeEvaluate, out, bound, after, nil
 }
