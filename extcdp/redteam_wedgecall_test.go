@@ -1,11 +1,13 @@
 package extcdp_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/coder/websocket"
 
 	"github.com/livetab/livetab/extcdp"
 	"github.com/livetab/livetab/internal/wire"
@@ -222,6 +224,26 @@ func TestRedTeamSideEffectFreeLoop(t *testing.T) {
 		t.Fatalf("the page's global object after the calls: %s %v, want nothing of livetab's", got, err)
 	}
 	go a.send(sa, "Runtime.callFunctionOn", map[string]any{"objectId": btn, "functionDeclaration": "function() { for (;;) {} }", "throwOnSideEffect": true})
+	time.Sleep(500 * time.Millisecond)
+	a.ws.CloseNow()
+	<-a.closed
+	if got := personClicks(t, id); got != "1" {
+		t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+	}
+}
+
+// TestRedTeamCallTheRelayCannotRead: params the relay cannot decode
+// (a name given twice, which the relay's JSON refuses and Chrome's takes)
+// went to Chrome as they came, as Chrome's own unbounded call.
+func TestRedTeamCallTheRelayCannotRead(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	a, sa, id := wedgePerson(t, "call-unread")
+	a.bound = personWaits
+	btn := objectID(t, a.must(sa, "Runtime.evaluate", map[string]any{"expression": `document.getElementById("btn")`}))
+	msg := `{"id":9001,"sessionId":"` + sa + `","method":"Runtime.callFunctionOn","params":{"objectId":"` + btn + `","functionDeclaration":"function() { for (;;) {} }","silent":true,"silent":true}}`
+	if err := a.ws.Write(context.Background(), websocket.MessageText, []byte(msg)); err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(500 * time.Millisecond)
 	a.ws.CloseNow()
 	<-a.closed
