@@ -251,3 +251,27 @@ func TestRedTeamCallTheRelayCannotRead(t *testing.T) {
 		t.Fatalf("the page counted %q clicks of the person's, want 1", got)
 	}
 }
+
+// TestRedTeamCallOnAnOddObjectID: V8 reads an object id's numbers as
+// strtol does ("+1", "01", " 1"); the relay, reading the world from it,
+// did not, and sent such a call as Chrome's own, unbounded.
+func TestRedTeamCallOnAnOddObjectID(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	a, sa, id := wedgePerson(t, "call-oddid")
+	a.bound = personWaits
+	btn := objectID(t, a.must(sa, "Runtime.evaluate", map[string]any{"expression": `document.getElementById("btn")`}))
+	p := strings.Split(btn, ".")
+	for _, odd := range []string{p[0] + ".+" + p[1] + "." + p[2], p[0] + ".0" + p[1] + "." + p[2], p[0] + ". " + p[1] + "." + p[2]} {
+		got, err := a.call(sa, "Runtime.callFunctionOn", map[string]any{"objectId": odd, "functionDeclaration": "function(s) { return this.id + s }", "arguments": []any{map[string]any{"value": "!"}}, "returnByValue": true})
+		if err != nil || !strings.Contains(string(got), `"value":"btn!"`) {
+			t.Fatalf("a call on object %q: %s %v, want Chrome's answer", odd, got, err)
+		}
+		got, err = a.call(sa, "Runtime.callFunctionOn", map[string]any{"objectId": odd, "functionDeclaration": "function() { for (;;) {} }"})
+		if err != nil || !strings.Contains(string(got), "Target.createTarget") {
+			t.Fatalf("a loop on object %q: %s %v, want the bound's exception", odd, got, err)
+		}
+	}
+	if got := personClicks(t, id); got != "1" {
+		t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+	}
+}

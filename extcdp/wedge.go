@@ -183,14 +183,18 @@ func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (method cdpr
 		if jsonv2.Unmarshal(p["objectId"], &id, wire.Options) != nil {
 			return as()
 		}
+		// V8 reads the numbers as strtol does ("+1", "01", " 1" are 1),
+		// so the relay does too and names the world in plain digits; an
+		// id it cannot read is refused, not run unbounded.
 		parts := strings.Split(id, ".")
 		if len(parts) != 3 {
-			return as()
+			return as() // "Invalid remote object id"
 		}
-		if _, err := strconv.ParseInt(parts[1], 10, 64); err != nil {
-			return as()
+		n, err := strconv.ParseInt(strings.TrimLeft(parts[1], " \t\n\v\f\r"), 10, 64)
+		if err != nil {
+			return "", nil, 0, nil, &cdproto.Error{Code: -32000, Message: "Invalid remote object id"}
 		}
-		run["contextId"] = jsonv2.Value(parts[1])
+		run["contextId"] = jsonv2.Value(strconv.FormatInt(n, 10))
 	default:
 		return as()
 	}
