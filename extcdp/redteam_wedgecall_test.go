@@ -275,3 +275,34 @@ func TestRedTeamCallOnAnOddObjectID(t *testing.T) {
 		t.Fatalf("the page counted %q clicks of the person's, want 1", got)
 	}
 }
+
+// TestRedTeamCallWithEvaluateParams: the second step is a Runtime.evaluate
+// and takes the call's other params as they came; evaluate's own params
+// that callFunctionOn does not have (replMode, a longer timeout) do not
+// lift the bound.
+func TestRedTeamCallWithEvaluateParams(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	a, sa, id := wedgePerson(t, "call-evalparams")
+	a.bound = personWaits
+	btn := objectID(t, a.must(sa, "Runtime.evaluate", map[string]any{"expression": `document.getElementById("btn")`}))
+	for _, extra := range []map[string]any{
+		{"replMode": true},
+		{"replMode": true, "awaitPromise": true},
+		{"timeout": 600000},
+		{"disableBreaks": true, "allowUnsafeEvalBlockedByCSP": true},
+		{"contextId": 999},
+	} {
+		params := map[string]any{"objectId": btn, "functionDeclaration": "function() { for (;;) {} }"}
+		for k, v := range extra {
+			params[k] = v
+		}
+		got, err := a.call(sa, "Runtime.callFunctionOn", params)
+		if err != nil && strings.Contains(err.Error(), "no reply") {
+			t.Fatalf("a loop with %v: %v, want it bounded", extra, err)
+		}
+		t.Logf("%v: %.120s %v", extra, got, err)
+	}
+	if got := personClicks(t, id); got != "1" {
+		t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+	}
+}
