@@ -208,3 +208,63 @@ func TestCallInAPersonsFrame(t *testing.T) {
 		t.Fatalf("the frame's global object after the calls: %s %v, want nothing of livetab's", got, err)
 	}
 }
+
+// TestCallInAPersonsWorker: a dedicated worker of the person's tab,
+// reached by its own session, runs a call as Chrome does and within the
+// bound.
+func TestCallInAPersonsWorker(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	a, sp, _ := wedgePerson(t, "call-worker")
+	a.bound = personWaits
+	a.must(sp, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true})
+	a.eval(sp, `window.w = new Worker(URL.createObjectURL(new Blob(["self.n = 5"], {type: "text/javascript"}))), 1`)
+	var sw string
+	for range 100 {
+		a.mu.Lock()
+		for _, ev := range a.events {
+			var p struct {
+				SessionID  string `json:"sessionId"`
+				TargetInfo struct {
+					Type string `json:"type"`
+				} `json:"targetInfo"`
+			}
+			if ev.Method == "Target.attachedToTarget" && unmarshal(ev.Params, &p) == nil && p.TargetInfo.Type == "worker" {
+				sw = p.SessionID
+			}
+		}
+		a.mu.Unlock()
+		if sw != "" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if sw == "" {
+		t.Fatal("no session on the person's worker")
+	}
+	var self string
+	for range 50 {
+		res, err := a.call(sw, "Runtime.evaluate", map[string]any{"expression": "self.n === 5 ? self : null"})
+		if err == nil && strings.Contains(string(res), `"objectId"`) {
+			self = objectID(t, res)
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if self == "" {
+		t.Fatal("the worker's global object was not there")
+	}
+	got, err := a.call(sw, "Runtime.callFunctionOn", map[string]any{"objectId": self, "functionDeclaration": "function(k) { return this.n + k }", "arguments": []any{map[string]any{"value": 2}}, "returnByValue": true})
+	if err != nil || !strings.Contains(string(got), `"value":7`) {
+		t.Fatalf("a call in the person's worker: %s %v", got, err)
+	}
+	start := time.Now()
+	got, err = a.call(sw, "Runtime.callFunctionOn", map[string]any{"objectId": self, "functionDeclaration": "function() { for (;;) {} }"})
+	t.Logf("a loop in the person's worker answered after %v", time.Since(start).Round(time.Millisecond))
+	if err != nil || !strings.Contains(string(got), "Target.createTarget") {
+		t.Fatalf("a loop in the person's worker: %s %v, want the bound's exception", got, err)
+	}
+	got, err = a.call(sw, "Runtime.evaluate", map[string]any{"expression": `Object.getOwnPropertyNames(self).filter(n => n.includes("livetab")).join()`, "returnByValue": true})
+	if err != nil || !strings.Contains(string(got), `"value":""`) {
+		t.Fatalf("the worker's global object after the calls: %s %v, want nothing of livetab's", got, err)
+	}
+}
