@@ -541,17 +541,22 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 	if m.Method == cdproto.CommandRuntimeEvaluate || m.Method == cdproto.CommandRuntimeCallFunctionOn || m.Method == cdproto.CommandRuntimeRunScript {
 		var bound time.Duration
 		var err error
+		var after func(*wire.Frame)
 		switch m.Method {
 		case cdproto.CommandRuntimeEvaluate:
 			params, bound, err = c.boundScript(t, params)
 		case cdproto.CommandRuntimeCallFunctionOn:
-			method, params, bound, err = c.boundCall(t, sid, params)
+			method, params, bound, after, err = c.boundCall(t, sid, params)
 		default:
 			method, params, bound, err = c.boundRun(t, sid, params)
 		}
 		if err != nil {
 			cancel()
-			if m.Method == cdproto.CommandRuntimeEvaluate {
+			if ce, ok := err.(*cdproto.Error); ok {
+				// Chrome's own answer to the kept call's step, as Chrome
+				// gives it ("Could not find object with given id").
+				c.fail(m.ID, replySID, ce.Code, ce.Message)
+			} else if m.Method == cdproto.CommandRuntimeEvaluate {
 				c.fail(m.ID, replySID, -32602, err.Error())
 			} else {
 				c.failErr(m.ID, replySID, err)
@@ -562,6 +567,9 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 			next := done
 			sent := time.Now()
 			done = func(rep *wire.Frame, err error) {
+				if after != nil {
+					after(rep)
+				}
 				// With awaitPromise Chrome answers an ended script with
 				// "Internal error": an error at the bound is the bound's.
 				if err == nil && rep.Error != nil && (rep.Error.Message == terminatedMessage || time.Since(sent) >= bound) {

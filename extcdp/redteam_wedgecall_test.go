@@ -1,11 +1,13 @@
 package extcdp_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/coder/websocket"
 
 	"github.com/livetab/livetab/extcdp"
 	"github.com/livetab/livetab/internal/wire"
@@ -199,6 +201,110 @@ func contextID(t *testing.T, a *rawClient, sa string) int64 {
 	}
 	t.Fatal("no default execution context was announced")
 	return 0
+}
+
+// TestRedTeamSideEffectFreeLoop: throwOnSideEffect stops a script at its
+// first write, but a loop writes nothing: a call with it ran as Chrome's
+// own callFunctionOn, unbounded, and held the person's tab.
+func TestRedTeamSideEffectFreeLoop(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	a, sa, id := wedgePerson(t, "call-sideeffect")
+	a.bound = personWaits
+	btn := objectID(t, a.must(sa, "Runtime.evaluate", map[string]any{"expression": `document.getElementById("btn")`}))
+	got, err := a.call(sa, "Runtime.callFunctionOn", map[string]any{"objectId": btn, "functionDeclaration": "function(n) { return this.id + n }", "arguments": []any{map[string]any{"value": 1}}, "throwOnSideEffect": true, "returnByValue": true})
+	if err != nil || !strings.Contains(string(got), `"value":"btn1"`) {
+		t.Fatalf("a side-effect-free call on the person's tab: %s %v", got, err)
+	}
+	got, err = a.call(sa, "Runtime.callFunctionOn", map[string]any{"objectId": btn, "functionDeclaration": "function() { this.title = 'x' }", "throwOnSideEffect": true})
+	if err != nil || !strings.Contains(string(got), "EvalError") {
+		t.Fatalf("a call with a side effect: %s %v, want Chrome's EvalError", got, err)
+	}
+	got, err = a.call(sa, "Runtime.evaluate", map[string]any{"expression": `Object.getOwnPropertyNames(window).filter(n => n.includes("livetab")).join()`, "returnByValue": true})
+	if err != nil || !strings.Contains(string(got), `"value":""`) {
+		t.Fatalf("the page's global object after the calls: %s %v, want nothing of livetab's", got, err)
+	}
+	go a.send(sa, "Runtime.callFunctionOn", map[string]any{"objectId": btn, "functionDeclaration": "function() { for (;;) {} }", "throwOnSideEffect": true})
+	time.Sleep(500 * time.Millisecond)
+	a.ws.CloseNow()
+	<-a.closed
+	if got := personClicks(t, id); got != "1" {
+		t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+	}
+}
+
+// TestRedTeamCallTheRelayCannotRead: params the relay cannot decode
+// (a name given twice, which the relay's JSON refuses and Chrome's takes)
+// went to Chrome as they came, as Chrome's own unbounded call.
+func TestRedTeamCallTheRelayCannotRead(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	a, sa, id := wedgePerson(t, "call-unread")
+	a.bound = personWaits
+	btn := objectID(t, a.must(sa, "Runtime.evaluate", map[string]any{"expression": `document.getElementById("btn")`}))
+	msg := `{"id":9001,"sessionId":"` + sa + `","method":"Runtime.callFunctionOn","params":{"objectId":"` + btn + `","functionDeclaration":"function() { for (;;) {} }","silent":true,"silent":true}}`
+	if err := a.ws.Write(context.Background(), websocket.MessageText, []byte(msg)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	a.ws.CloseNow()
+	<-a.closed
+	if got := personClicks(t, id); got != "1" {
+		t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+	}
+}
+
+// TestRedTeamCallOnAnOddObjectID: V8 reads an object id's numbers as
+// strtol does ("+1", "01", " 1"); the relay, reading the world from it,
+// did not, and sent such a call as Chrome's own, unbounded.
+func TestRedTeamCallOnAnOddObjectID(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	a, sa, id := wedgePerson(t, "call-oddid")
+	a.bound = personWaits
+	btn := objectID(t, a.must(sa, "Runtime.evaluate", map[string]any{"expression": `document.getElementById("btn")`}))
+	p := strings.Split(btn, ".")
+	for _, odd := range []string{p[0] + ".+" + p[1] + "." + p[2], p[0] + ".0" + p[1] + "." + p[2], p[0] + ". " + p[1] + "." + p[2]} {
+		got, err := a.call(sa, "Runtime.callFunctionOn", map[string]any{"objectId": odd, "functionDeclaration": "function(s) { return this.id + s }", "arguments": []any{map[string]any{"value": "!"}}, "returnByValue": true})
+		if err != nil || !strings.Contains(string(got), `"value":"btn!"`) {
+			t.Fatalf("a call on object %q: %s %v, want Chrome's answer", odd, got, err)
+		}
+		got, err = a.call(sa, "Runtime.callFunctionOn", map[string]any{"objectId": odd, "functionDeclaration": "function() { for (;;) {} }"})
+		if err != nil || !strings.Contains(string(got), "Target.createTarget") {
+			t.Fatalf("a loop on object %q: %s %v, want the bound's exception", odd, got, err)
+		}
+	}
+	if got := personClicks(t, id); got != "1" {
+		t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+	}
+}
+
+// TestRedTeamCallWithEvaluateParams: the second step is a Runtime.evaluate
+// and takes the call's other params as they came; evaluate's own params
+// that callFunctionOn does not have (replMode, a longer timeout) do not
+// lift the bound.
+func TestRedTeamCallWithEvaluateParams(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	a, sa, id := wedgePerson(t, "call-evalparams")
+	a.bound = personWaits
+	btn := objectID(t, a.must(sa, "Runtime.evaluate", map[string]any{"expression": `document.getElementById("btn")`}))
+	for _, extra := range []map[string]any{
+		{"replMode": true},
+		{"replMode": true, "awaitPromise": true},
+		{"timeout": 600000},
+		{"disableBreaks": true, "allowUnsafeEvalBlockedByCSP": true},
+		{"contextId": 999},
+	} {
+		params := map[string]any{"objectId": btn, "functionDeclaration": "function() { for (;;) {} }"}
+		for k, v := range extra {
+			params[k] = v
+		}
+		got, err := a.call(sa, "Runtime.callFunctionOn", params)
+		if err != nil && strings.Contains(err.Error(), "no reply") {
+			t.Fatalf("a loop with %v: %v, want it bounded", extra, err)
+		}
+		t.Logf("%v: %.120s %v", extra, got, err)
+	}
+	if got := personClicks(t, id); got != "1" {
+		t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+	}
 }
 
 // TestRedTeamWedgingRunScript: Runtime.compileScript then

@@ -1,6 +1,7 @@
 package extcdp
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -103,10 +104,13 @@ func scriptEnded(method cdproto.MethodType, t *tab, bound time.Duration) jsonv2.
 // global object, which a page cannot replace as it can the globalThis
 // property; its own this is the object as given (Chrome passes the global
 // object when no object is named).
+//
+// %s is where the kept call removes itself; a call with throwOnSideEffect
+// cannot (the removal is a side effect V8 refuses), and is removed after.
 const callKeeper = `function() {
 	var self = this, args = arguments, global = (function() { return this })(), name = %q;
 	global[name] = function(fn) {
-		delete global[name];
+		%s
 		if (typeof fn !== "function") throw new TypeError("Given expression does not evaluate to a function");
 		return Reflect.apply(fn, self, args);
 	};
@@ -114,8 +118,15 @@ const callKeeper = `function() {
 
 // callRunner is the expression of the second step: the kept call, applied
 // to the client's function. The line break lets the function end in a
-// line comment (Puppeteer's //# sourceURL=).
-const callRunner = "this[%q](%s\n)"
+// line comment (Puppeteer's //# sourceURL=); the inner parentheses make a
+// declaration with a comma one value, as Chrome's own "(" + declaration +
+// ")" does, so "function() {}, 5" is not a function there either.
+const callRunner = "this[%q]((%s\n))"
+
+// callLeft is what removes a kept call that the second step did not take:
+// a declaration that does not compile (a syntax error) ends the script
+// before it runs, and the page would keep the name on its global object.
+const callLeft = "delete this[%q]"
 
 // callOnlyParams are callFunctionOn's parameters that Runtime.evaluate
 // does not take; the others mean the same there.
@@ -124,14 +135,17 @@ var callOnlyParams = map[string]bool{"functionDeclaration": true, "objectId": tr
 // boundCall turns a Runtime.callFunctionOn on t, when t is not c's own,
 // into the two steps above, running the first. It returns the method and
 // params to send and the bound set; the call as it came and no bound where
-// the steps do not apply (the client's own tab, throwOnSideEffect, whose
-// evaluation would count the relay's own writes, or no world to run in):
+// the steps do not apply (the client's own tab, or no world to run in):
 // then the call runs unbounded, as before. An error is Chrome's answer to
 // the first step (an object of another world, say), or the refusal of a
 // call the page kept the first step from, for the client.
-func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (cdproto.MethodType, jsonv2.Value, time.Duration, error) {
-	as := func() (cdproto.MethodType, jsonv2.Value, time.Duration, error) {
-		return cdproto.CommandRuntimeCallFunctionOn, params, 0, nil
+//
+// after, when not nil, is to be given the reply of the second step: on an
+// exception or an error it removes the kept call in the background, should
+// the script not have run.
+func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (method cdproto.MethodType, out jsonv2.Value, bound time.Duration, after func(*wire.Frame), err error) {
+	as := func() (cdproto.MethodType, jsonv2.Value, time.Duration, func(*wire.Frame), error) {
+		return cdproto.CommandRuntimeCallFunctionOn, params, 0, nil, nil
 	}
 	if c.opened(t) {
 		return as()
@@ -141,8 +155,18 @@ func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (cdproto.Met
 		return as() // Chrome says what is wrong with it
 	}
 	var decl string
-	if jsonv2.Unmarshal(p["functionDeclaration"], &decl, wire.Options) != nil || string(p["throwOnSideEffect"]) == "true" {
+	if jsonv2.Unmarshal(p["functionDeclaration"], &decl, wire.Options) != nil {
 		return as()
+	}
+	// A loop writes nothing, so throwOnSideEffect does not bound it: the
+	// call takes the same two steps, the second with throwOnSideEffect.
+	var pure bool
+	if v, ok := p["throwOnSideEffect"]; ok && jsonv2.Unmarshal(v, &pure, wire.Options) != nil {
+		return as() // Chrome says what is wrong with it
+	}
+	remove := "delete global[name];"
+	if pure {
+		remove = ""
 	}
 	run := map[string]jsonv2.Value{}
 	for k, v := range p {
@@ -160,14 +184,18 @@ func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (cdproto.Met
 		if jsonv2.Unmarshal(p["objectId"], &id, wire.Options) != nil {
 			return as()
 		}
+		// V8 reads the numbers as strtol does ("+1", "01", " 1" are 1),
+		// so the relay does too and names the world in plain digits; an
+		// id it cannot read is refused, not run unbounded.
 		parts := strings.Split(id, ".")
 		if len(parts) != 3 {
-			return as()
+			return as() // "Invalid remote object id"
 		}
-		if _, err := strconv.ParseInt(parts[1], 10, 64); err != nil {
-			return as()
+		n, err := strconv.ParseInt(strings.TrimLeft(parts[1], " \t\n\v\f\r"), 10, 64)
+		if err != nil {
+			return "", nil, 0, nil, &cdproto.Error{Code: -32000, Message: "Invalid remote object id"}
 		}
-		run["contextId"] = jsonv2.Value(parts[1])
+		run["contextId"] = jsonv2.Value(strconv.FormatInt(n, 10))
 	default:
 		return as()
 	}
@@ -180,7 +208,7 @@ func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (cdproto.Met
 			keep[k] = v
 		}
 	}
-	fn, _ := jsonv2.Marshal(fmt.Sprintf(callKeeper, name), wire.Options)
+	fn, _ := jsonv2.Marshal(fmt.Sprintf(callKeeper, name, remove), wire.Options)
 	keep["functionDeclaration"] = fn
 	keep["silent"] = jsonv2.Value("true")
 	keep["returnByValue"] = jsonv2.Value("true")
@@ -196,7 +224,7 @@ func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (cdproto.Met
 	c.tabCall(t, sid, cdproto.CommandRuntimeCallFunctionOn, raw, func(v jsonv2.Value, err error) { ch <- result{v, err} })
 	kept := <-ch
 	if kept.err != nil {
-		return "", nil, 0, kept.err
+		return "", nil, 0, nil, kept.err
 	}
 	var threw struct {
 		ExceptionDetails jsonv2.Value `json:"exceptionDetails"`
@@ -205,17 +233,37 @@ func (c *Client) boundCall(t *tab, sid string, params jsonv2.Value) (cdproto.Met
 		// Only the page can make the relay's own function throw (a
 		// setter on the global object's prototypes): unbounded, the call
 		// could hold the person's tab for good, so it is not sent.
-		return "", nil, 0, fmt.Errorf("livetab: Runtime.callFunctionOn on tab %d, which the person opened, cannot be bounded: the page's global object refused what livetab keeps there for the call; run it with Runtime.evaluate, or in a tab of your own (Target.createTarget)", t.id)
+		return "", nil, 0, nil, fmt.Errorf("livetab: Runtime.callFunctionOn on tab %d, which the person opened, cannot be bounded: the page's global object refused what livetab keeps there for the call; run it with Runtime.evaluate, or in a tab of your own (Target.createTarget)", t.id)
 	}
-	bound := time.Duration(syncScriptBound.Load())
+	bound = time.Duration(syncScriptBound.Load())
 	expr, _ := jsonv2.Marshal(fmt.Sprintf(callRunner, name, decl), wire.Options)
 	run["expression"] = expr
 	run["timeout"] = jsonv2.Value(strconv.FormatInt(bound.Milliseconds(), 10))
-	out, err := jsonv2.Marshal(run, wire.Options)
+	out, err = jsonv2.Marshal(run, wire.Options)
 	if err != nil {
 		return as()
 	}
-	return cdproto.CommandRuntimeEvaluate, out, bound, nil
+	left := map[string]jsonv2.Value{"silent": jsonv2.Value("true"), "timeout": jsonv2.Value("1000")}
+	left["expression"], _ = jsonv2.Marshal(fmt.Sprintf(callLeft, name), wire.Options)
+	for _, k := range []string{"contextId", "uniqueContextId"} {
+		if v, ok := run[k]; ok {
+			left[k] = v
+		}
+	}
+	forget, _ := jsonv2.Marshal(left, wire.Options)
+	after = func(rep *wire.Frame) {
+		if !pure && rep != nil && rep.Error == nil && !strings.Contains(string(rep.Result), `"exceptionDetails"`) {
+			return // the script ran, and took the kept call first
+		}
+		// Not the client's context: a client that left with its call on
+		// the way leaves nothing on the page either.
+		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+		f := &wire.Frame{Method: string(cdproto.CommandRuntimeEvaluate), Params: forget, TabID: t.id, SessionID: sid}
+		if c.r.b.Go(ctx, f, func(*wire.Frame, error) { cancel() }) != nil {
+			cancel()
+		}
+	}
+	return cdproto.CommandRuntimeEvaluate, out, bound, after, nil
 }
 
 // Runtime.runScript takes no timeout either. On a tab the client did not
