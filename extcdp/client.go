@@ -571,8 +571,10 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 					after(rep)
 				}
 				// With awaitPromise Chrome answers an ended script with
-				// "Internal error": an error at the bound is the bound's.
-				if err == nil && rep.Error != nil && (rep.Error.Message == terminatedMessage || time.Since(sent) >= bound) {
+				// "Internal error": that error at the bound is the bound's.
+				// Any other (a navigation while a promise was awaited) is
+				// Chrome's, as it came.
+				if err == nil && rep.Error != nil && (rep.Error.Message == terminatedMessage || rep.Error.Message == internalErrorMessage && time.Since(sent) >= bound) {
 					ended := *rep
 					ended.Error, ended.Result = nil, scriptEnded(m.Method, t, bound)
 					rep = &ended

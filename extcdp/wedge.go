@@ -41,6 +41,10 @@ func init() { syncScriptBound.Store(int64(10 * time.Second)) }
 // ended.
 const terminatedMessage = "Execution was terminated"
 
+// internalErrorMessage is what Chrome answers instead for an evaluation
+// with awaitPromise that its timeout ended.
+const internalErrorMessage = "Internal error"
+
 // boundScript gives a Runtime.evaluate on t, when t is not c's own, a
 // timeout of at most syncScriptBound. It returns the params to send and the
 // bound it set (0 when the client's own timeout is the shorter, or t is
