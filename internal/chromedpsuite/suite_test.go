@@ -125,8 +125,9 @@ func TestChromedpSuite(t *testing.T) {
 		}
 	}
 	wg.Wait()
+	stop := time.Now().Add(rerunTime)
 	for _, r := range runs {
-		for _, name := range r.rerunAlone(expected[r.backend]) {
+		for _, name := range r.rerunAlone(expected[r.backend], stop) {
 			t.Logf("%-8s flaky under load, passed alone: %s", r.backend, name)
 		}
 	}
