@@ -445,6 +445,9 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		c.reply(m.ID, replySID, nil)
 		return
 	}
+	if sid == "" && c.guardCommand(m, t) {
+		return
+	}
 	r.mu.Lock()
 	cs := &t.crash
 	var ch *child

@@ -108,6 +108,7 @@ func (r *Relay) debuggerReattached(t *tab) {
 		return
 	}
 	r.log.Info("debugger reattached", "tab", t.id)
+	r.guardOff(t)        // the new attachment has no Debugger on
 	t.runtime.list = nil // Runtime.enable, sent again, lists them anew
 	t.doc = docCache{}
 	for _, s := range r.sessionsOn(t, nil) {

@@ -303,6 +303,8 @@ type tab struct {
 	// aborted: the main frame started a navigation that ends the debugger's
 	// session (reattach.go).
 	aborted *abortedNav
+	// guard ends a script left behind that holds the page (guard.go).
+	guard guardState
 }
 
 // child is a flat child session of a tab, made by the tab's auto-attach: a
@@ -628,6 +630,7 @@ func (r *Relay) reconcile(attached []int64) {
 		t := r.tabs[id]
 		if t == nil || len(t.sessions) == 0 && !r.hasChildSessions(t) {
 			if t != nil {
+				r.guardOff(t)
 				t.attached = false
 				t.setup = nil
 				t.left, t.fetch = nil, nil
@@ -750,8 +753,9 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 	}
 	if c == nil {
 		restored := bfcacheRestored(method, f.Params)
+		toAll := r.onGuardEvent(t, method)
 		for _, s := range t.sessions {
-			if !fetchTo(method, holder, s.client) {
+			if !fetchTo(method, holder, s.client) || !toAll && !t.guard.users[s.client] {
 				continue
 			}
 			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
@@ -956,7 +960,14 @@ func (r *Relay) releaseIfUnused(t *tab) {
 	}
 	// Under r.mu: never wait for an extension that is away. One that
 	// comes back is told to let go of unused tabs by reconcile.
-	r.b.GoNow(&wire.Frame{Method: wire.Detach, Params: tabParams(t.id)}, func(*wire.Frame, error) {})
+	detach := func() {
+		r.b.GoNow(&wire.Frame{Method: wire.Detach, Params: tabParams(t.id)}, func(*wire.Frame, error) {})
+	}
+	if t.guard.on {
+		r.lastLook(t, detach)
+		return
+	}
+	detach()
 }
 
 // debuggerGone ends every session of t after the extension's debugger left
@@ -995,6 +1006,7 @@ func detachReason(t *tab, reason string) string {
 // execution contexts, its document and its child targets. Call with r.mu
 // held.
 func (r *Relay) debuggerLeft(t *tab) {
+	r.guardOff(t)
 	t.attached = false
 	t.setup = nil
 	t.left, t.fetch = nil, nil

@@ -1044,6 +1044,23 @@ const ops = {
     return {};
   },
 
+  // Ends the script that holds a tab's page (the relay's guard): a pause,
+  // and its resume with terminateOnResume sent from the event's listener,
+  // so that the page stays paused for as short a time as can be (a paused
+  // page drops the person's clicks).
+  async 'ext.endScript'(params) {
+    const tabId = tabIdOf(params, 'ext.endScript');
+    /** @type {Promise<boolean>} */
+    const ended = new Promise((resolve) => { ending.set(tabId, resolve); });
+    const late = new Promise((resolve) => { setTimeout(() => resolve(false), END_SCRIPT_WAIT_MS); });
+    try {
+      await chrome.debugger.sendCommand({ tabId }, 'Debugger.pause');
+      return { ended: await Promise.race([ended, late]) };
+    } finally {
+      ending.delete(tabId);
+    }
+  },
+
   async 'ext.fileAccess'() {
     fileAccess = await chrome.extension.isAllowedFileSchemeAccess();
     return { allowed: fileAccess };
@@ -1087,7 +1104,20 @@ function tabEvent(method, tab) {
 // Listeners are registered synchronously at top level so that each of these
 // events can wake a stopped worker.
 
+/** Tabs whose script ext.endScript ends at the next Debugger.paused. */
+/** @type {Map<number, (ended: boolean) => void>} */
+const ending = new Map();
+const END_SCRIPT_WAIT_MS = 5000;
+
 chrome.debugger.onEvent.addListener((source, method, params) => {
+  if (method === 'Debugger.paused' && source.sessionId === undefined && source.tabId !== undefined) {
+    const done = ending.get(source.tabId);
+    if (done) {
+      ending.delete(source.tabId);
+      chrome.debugger.sendCommand({ tabId: source.tabId }, 'Debugger.resume', { terminateOnResume: true })
+        .then(() => done(true), () => done(false));
+    }
+  }
   // Sent at once, with no await in between, to keep CDP event order.
   if (state === 'ready' && ws && source.tabId !== undefined) {
     send(ws, eventText(method, params, source.tabId, source.sessionId));

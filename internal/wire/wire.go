@@ -136,6 +136,10 @@ const (
 	SetWindow = "ext.setWindow"
 	// CancelDownload cancels chrome.downloads item {id}.
 	CancelDownload = "ext.cancelDownload"
+	// EndScript ends the script that runs on tab {tabId}'s page, whose
+	// attachment has Debugger on: Debugger.pause, and at its
+	// Debugger.paused, Debugger.resume with terminateOnResume → {ended}.
+	EndScript = "ext.endScript"
 	// DownloadBlob downloads a blob: or http(s) URL of a tab's origin with
 	// chrome.downloads (DownloadBlobParams).
 	DownloadBlob = "ext.downloadBlob"

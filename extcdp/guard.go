@@ -1,0 +1,289 @@
+package extcdp
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+
+	"github.com/livetab/livetab/internal/wire"
+)
+
+// A client's script on a tab the person opened is bounded (wedge.go), but
+// a loop it leaves behind, with setTimeout or an event handler, runs later
+// as the page's own task, which no timeout of the client's commands
+// reaches: it held the person's tab for good, whether its client left or
+// stayed (TestRedTeamTimerLoopOutlivesNoClient). Chrome refuses
+// Runtime.terminateExecution to an extension's debugger; what ends a
+// running script is Debugger.pause, which interrupts it, then
+// Debugger.resume with terminateOnResume; and Debugger.pause needs the
+// Debugger domain on before the loop starts, Debugger.enable waiting
+// behind it.
+//
+// So before a client's first script on such a tab the relay turns the
+// guard on: Debugger.enable, and Debugger.setBreakpointsActive false, so
+// that the page's own debugger statements do not pause it. While it is on,
+// a watchdog asks the tab every guardEvery for Runtime.getIsolateId, which
+// the renderer answers only between tasks; when no answer comes within
+// syncScriptBound, it ends the running script. When the last client
+// leaves, the relay asks once more before it detaches. A client hears
+// Debugger's events only once it enabled Debugger itself, and then as
+// from Chrome: its enable comes after a disable, so that Chrome lists the
+// page's scripts to it; when it lets go, the guard is on again.
+// docs/decisions/2026-11-27-a-script-does-not-wedge-the-persons-tab.md.
+
+// guardEvery is how often the watchdog asks a guarded tab.
+const guardEvery = 2 * time.Second
+
+// guardState is the guard of one tab's attachment.
+type guardState struct {
+	on bool
+	// users are the clients that enabled Debugger themselves: they hear
+	// its events, and their breakpoints are active.
+	users map[*Client]bool
+	// stop ends the watchdog.
+	stop chan struct{}
+	// ending counts the watchdog's pauses under way: the Debugger.paused
+	// they bring is theirs to resume.
+	ending int
+}
+
+// guardTab turns t's guard on, once per attachment, before a script of c
+// runs there; c did not open t.
+func (c *Client) guardTab(t *tab) {
+	r := c.r
+	r.mu.Lock()
+	if t.guard.stop != nil || !t.attached {
+		r.mu.Unlock()
+		return
+	}
+	stop := make(chan struct{})
+	t.guard.stop = stop
+	need := !t.guard.on // still on from a release a new attach overtook
+	t.guard.on = true
+	users := len(t.guard.users) > 0
+	r.mu.Unlock()
+	if need {
+		ctx, cancel := context.WithTimeout(c.ctx, probeTimeout)
+		r.guardOn(ctx, t, users)
+		cancel()
+	}
+	// The watchdog ends with the guard (stop) or the relay (Close lets go
+	// of every tab first).
+	r.goWork(1<<62, func(ctx context.Context) { r.watch(ctx, t, stop) })
+}
+
+// guardCommand does, before a command of c's on t's own attachment goes
+// to Chrome, what the guard needs, and reports whether it answered the
+// command itself: the guard goes on before a script on a tab c did not
+// open; off for a Debugger.enable of c's, which Chrome answers with the
+// page's scripts only when Debugger was off; on again, with no other
+// client of Debugger there, for its Debugger.disable.
+func (c *Client) guardCommand(m *cdproto.Message, t *tab) bool {
+	r := c.r
+	switch m.Method {
+	case cdproto.CommandRuntimeEvaluate, cdproto.CommandRuntimeCallFunctionOn, cdproto.CommandRuntimeRunScript:
+		if !c.opened(t) {
+			c.guardTab(t)
+		}
+	case cdproto.CommandDebuggerEnable:
+		r.mu.Lock()
+		lend := t.guard.on && len(t.guard.users) == 0
+		r.guardUses(t, c, true)
+		r.mu.Unlock()
+		if lend {
+			ctx, cancel := context.WithTimeout(c.ctx, probeTimeout)
+			r.ask(ctx, t, "", cdproto.CommandDebuggerDisable, emptyObject)
+			cancel()
+		}
+	case cdproto.CommandDebuggerDisable:
+		r.mu.Lock()
+		last := t.guard.on && t.guard.users[c] && len(t.guard.users) == 1
+		if !last {
+			delete(t.guard.users, c)
+		}
+		r.mu.Unlock()
+		if !last {
+			return false
+		}
+		// What c set goes with Chrome's disable; the guard's own comes back.
+		ctx, cancel := context.WithTimeout(c.ctx, probeTimeout)
+		defer cancel()
+		_, err := r.ask(ctx, t, "", cdproto.CommandDebuggerDisable, emptyObject)
+		r.mu.Lock()
+		delete(t.guard.users, c)
+		r.mu.Unlock()
+		r.guardOn(ctx, t, false)
+		if err != nil {
+			c.failErr(m.ID, m.SessionID, err)
+		} else {
+			c.reply(m.ID, m.SessionID, nil)
+		}
+		return true
+	}
+	return false
+}
+
+// guardOn sends what the guard needs: Debugger, and, with no client of
+// Debugger there, breakpoints off.
+func (r *Relay) guardOn(ctx context.Context, t *tab, users bool) {
+	if _, err := r.ask(ctx, t, "", cdproto.CommandDebuggerEnable, emptyObject); err != nil {
+		r.log.Info("guard: Debugger.enable", "tab", t.id, "err", err)
+		return
+	}
+	if !users {
+		r.ask(ctx, t, "", cdproto.CommandDebuggerSetBreakpointsActive, jsonv2.Value(`{"active":false}`))
+	}
+}
+
+// watch asks t every guardEvery whether its page runs, and ends the script
+// that holds it past the bound, until stop.
+func (r *Relay) watch(ctx context.Context, t *tab, stop chan struct{}) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-time.After(guardEvery):
+		}
+		if !r.answers(ctx, t) {
+			r.endScript(ctx, t)
+		}
+	}
+}
+
+// answers reports whether t's renderer answers between tasks within the
+// bound; an error other than the wait (the tab went away) counts as an
+// answer, there being nothing to end.
+func (r *Relay) answers(ctx context.Context, t *tab) bool {
+	wctx, cancel := context.WithTimeout(ctx, time.Duration(syncScriptBound.Load()))
+	defer cancel()
+	_, err := r.ask(wctx, t, "", cdproto.CommandRuntimeGetIsolateID, emptyObject)
+	return err == nil || wctx.Err() == nil || ctx.Err() != nil
+}
+
+// endScript interrupts the script that runs on t and ends it. The
+// extension resumes the pause as its Debugger.paused comes, with
+// terminateOnResume, rather than the relay a round trip later: a paused
+// page drops the clicks of the person's that come meanwhile. Not before
+// the event: Chrome runs a Debugger.resume at once, ahead of the pause,
+// and the page would stay paused.
+func (r *Relay) endScript(ctx context.Context, t *tab) {
+	r.mu.Lock()
+	t.guard.ending++
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		t.guard.ending--
+		r.mu.Unlock()
+	}()
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	res, err := r.b.Call(pctx, wire.EndScript, 0, tabParams(t.id))
+	var out struct {
+		Ended bool `json:"ended"`
+	}
+	if err == nil {
+		err = jsonv2.Unmarshal(res, &out, wire.Options)
+	}
+	if err != nil || !out.Ended {
+		r.log.Info("guard: the script holding a tab did not end", "tab", t.id, "err", err)
+		return
+	}
+	r.log.Warn("ended a script that held a tab the person opened past the bound", "tab", t.id, "bound", time.Duration(syncScriptBound.Load()))
+}
+
+// onGuardEvent takes a Debugger event of t's own attachment; it reports
+// whether the event goes to sessions whose client is not a user of
+// Debugger. A pause with no client of Debugger there and none of the
+// watchdog's under way (one that came too late, the script having ended
+// by itself) is let go of: nobody else would. Call with r.mu held.
+func (r *Relay) onGuardEvent(t *tab, method cdproto.MethodType) (deliver bool) {
+	if !t.guard.on || !strings.HasPrefix(string(method), "Debugger.") {
+		return true
+	}
+	if method == cdproto.EventDebuggerPaused && len(t.guard.users) == 0 && t.guard.ending == 0 {
+		r.b.GoNow(&wire.Frame{Method: string(cdproto.CommandDebuggerResume), TabID: t.id, Params: emptyObject}, func(*wire.Frame, error) {})
+	}
+	return false
+}
+
+// guardOff ends t's guard, as its attachment ends. Call with r.mu held.
+func (r *Relay) guardOff(t *tab) {
+	r.stopWatch(t)
+	t.guard = guardState{}
+}
+
+// stopWatch ends t's watchdog. Call with r.mu held.
+func (r *Relay) stopWatch(t *tab) {
+	if t.guard.stop != nil {
+		close(t.guard.stop)
+		t.guard.stop = nil
+	}
+}
+
+// lastLook runs as the last session leaves guarded t, before the
+// extension lets go of it: a loop left behind that runs now is ended
+// first, as nothing could end it after. A loop set to start later still
+// runs, on a tab livetab no longer holds. detach lets go of the tab.
+// Call with r.mu held.
+func (r *Relay) lastLook(t *tab, detach func()) {
+	r.stopWatch(t)
+	t.guard.users = nil
+	if !r.addWork() { // the relay closed: no look, the detach all the same
+		t.guard = guardState{}
+		detach()
+		return
+	}
+	go func() {
+		defer r.work.Done()
+		// A new attach waits for the look: it could otherwise land
+		// between the check below and the detach, which would undo it.
+		t.attachMu.Lock()
+		defer t.attachMu.Unlock()
+		ctx, cancel := context.WithTimeout(r.ctx, time.Duration(syncScriptBound.Load())+2*probeTimeout)
+		defer cancel()
+		if !r.answers(ctx, t) {
+			r.endScript(ctx, t)
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if t.attached {
+			return // a client attached again meanwhile
+		}
+		t.guard = guardState{}
+		detach()
+	}()
+}
+
+// guardUses notes that c enabled (on) or disabled Debugger on t's own
+// attachment; a last user gone, the guard is on again. Call with r.mu
+// held.
+func (r *Relay) guardUses(t *tab, c *Client, on bool) {
+	if on {
+		if t.guard.users == nil {
+			t.guard.users = map[*Client]bool{}
+		}
+		t.guard.users[c] = true
+		return
+	}
+	if !t.guard.users[c] {
+		return
+	}
+	delete(t.guard.users, c)
+	if t.guard.on && len(t.guard.users) == 0 && t.attached {
+		r.goWork(probeTimeout, func(ctx context.Context) { r.guardOn(ctx, t, false) })
+	}
+}
