@@ -2,6 +2,7 @@ package extcdp
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -77,36 +78,79 @@ func (c *Client) guardTab(t *tab) {
 
 // guardCommand does, before a command of c's on t's own attachment goes
 // to Chrome, what the guard needs, and reports whether it answered the
-// command itself: the guard goes on before a script on a tab c did not
-// open; off for a Debugger.enable of c's, which Chrome answers with the
-// page's scripts only when Debugger was off; on again, with no other
-// client of Debugger there, for its Debugger.disable.
+// command itself:
+//   - the guard goes on before what runs c's code on a tab c did not open:
+//     a script, a script for new documents, an attribute or markup (an
+//     event handler);
+//   - a client of Debugger's Debugger.enable comes after a disable, for
+//     Chrome lists the page's scripts only to an enable of a Debugger that
+//     was off;
+//   - to a client that did not enable Debugger, Debugger is off, as on
+//     Chrome, so that it cannot turn the guard's off or skip its pause;
+//   - a disable turns Chrome's Debugger off only for the last client of
+//     Debugger, and the guard's comes back after;
+//   - Debugger.setSkipAllPauses, which would skip the guard's pause, is
+//     refused on a tab the client did not open.
 func (c *Client) guardCommand(m *cdproto.Message, t *tab) bool {
 	r := c.r
 	switch m.Method {
-	case cdproto.CommandRuntimeEvaluate, cdproto.CommandRuntimeCallFunctionOn, cdproto.CommandRuntimeRunScript:
+	case cdproto.CommandRuntimeEvaluate, cdproto.CommandRuntimeCallFunctionOn, cdproto.CommandRuntimeRunScript,
+		cdproto.CommandPageAddScriptToEvaluateOnNewDocument,
+		cdproto.CommandDOMSetAttributeValue, cdproto.CommandDOMSetAttributesAsText, cdproto.CommandDOMSetOuterHTML:
 		if !c.opened(t) {
 			c.guardTab(t)
 		}
+		return false
 	case cdproto.CommandDebuggerEnable:
 		r.mu.Lock()
 		lend := t.guard.on && len(t.guard.users) == 0
 		r.guardUses(t, c, true)
 		r.mu.Unlock()
-		if lend {
-			ctx, cancel := context.WithTimeout(c.ctx, probeTimeout)
-			r.ask(ctx, t, "", cdproto.CommandDebuggerDisable, emptyObject)
-			cancel()
+		if !lend {
+			return false
 		}
+		// Chrome's disable, then the client's enable, and its breakpoints
+		// on, as an enable of Chrome's own leaves them (the guard's stay
+		// off across the two).
+		ctx, cancel := context.WithTimeout(c.ctx, probeTimeout)
+		defer cancel()
+		res, err := r.ask(ctx, t, "", cdproto.CommandDebuggerDisable, emptyObject)
+		if err == nil {
+			res, err = r.ask(ctx, t, "", cdproto.CommandDebuggerEnable, m.Params)
+		}
+		if err == nil {
+			_, err = r.ask(ctx, t, "", cdproto.CommandDebuggerSetBreakpointsActive, jsonv2.Value(`{"active":true}`))
+		}
+		if err != nil {
+			r.mu.Lock()
+			delete(t.guard.users, c)
+			r.mu.Unlock()
+			c.failErr(m.ID, m.SessionID, err)
+			return true
+		}
+		// Noted as the command would be had it gone through: another
+		// client's leave takes back only what that client set.
+		r.mu.Lock()
+		t.noteSetup(string(m.Method), m.Params)
+		r.noteState(c, t, "", string(m.Method), m.Params)
+		r.mu.Unlock()
+		c.reply(m.ID, m.SessionID, res)
+		return true
 	case cdproto.CommandDebuggerDisable:
 		r.mu.Lock()
-		last := t.guard.on && t.guard.users[c] && len(t.guard.users) == 1
-		if !last {
+		on, user := t.guard.on, t.guard.users[c]
+		last := on && user && len(t.guard.users) == 1
+		if on && !last {
 			delete(t.guard.users, c)
 		}
 		r.mu.Unlock()
-		if !last {
+		if !on {
 			return false
+		}
+		if !last {
+			// Off for c; Chrome's stays on, for the guard or the others.
+			c.reply(m.ID, m.SessionID, nil)
+			return true
 		}
 		// What c set goes with Chrome's disable; the guard's own comes back.
 		ctx, cancel := context.WithTimeout(c.ctx, probeTimeout)
@@ -121,6 +165,25 @@ func (c *Client) guardCommand(m *cdproto.Message, t *tab) bool {
 		} else {
 			c.reply(m.ID, m.SessionID, nil)
 		}
+		return true
+	}
+	if !strings.HasPrefix(string(m.Method), "Debugger.") {
+		return false
+	}
+	if m.Method == cdproto.CommandDebuggerSetSkipAllPauses && !c.opened(t) {
+		var p struct {
+			Skip bool `json:"skip"`
+		}
+		if jsonv2.Unmarshal(m.Params, &p, wire.Options) != nil || p.Skip {
+			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses Debugger.setSkipAllPauses on tab %d, which the person opened: it would keep livetab from ending a script that holds the page; deactivate breakpoints with Debugger.setBreakpointsActive, or debug a tab of your own (Target.createTarget)", t.id))
+			return true
+		}
+	}
+	r.mu.Lock()
+	notEnabled := t.guard.on && !t.guard.users[c]
+	r.mu.Unlock()
+	if notEnabled {
+		c.fail(m.ID, m.SessionID, -32000, "Debugger agent is not enabled")
 		return true
 	}
 	return false

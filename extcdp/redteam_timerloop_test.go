@@ -116,3 +116,43 @@ func (c *rawClient) heard(prefix, session string) bool {
 	}
 	return false
 }
+
+// TestRedTeamGuardTurnedOff: a client tries to turn off what ends its loop
+// before it leaves one behind: Debugger.disable, or, having enabled
+// Debugger, Debugger.setSkipAllPauses, which skips the guard's pause too.
+// Before the guard held against them, each loop held the person's tab
+// past 30 s.
+func TestRedTeamGuardTurnedOff(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	t.Run("disable", func(t *testing.T) {
+		a, sa, id := wedgePerson(t, "guard-disable")
+		a.must(sa, "Debugger.disable", nil)
+		if _, err := a.call(sa, "Debugger.setBreakpointsActive", map[string]any{"active": true}); err == nil || !strings.Contains(err.Error(), "Debugger agent is not enabled") {
+			t.Fatalf("Debugger.setBreakpointsActive of a client that did not enable Debugger: %v, want Chrome's \"Debugger agent is not enabled\"", err)
+		}
+		a.must(sa, "Runtime.evaluate", map[string]any{"expression": "setTimeout(() => { for (;;) {} }, 0), 1"})
+		time.Sleep(500 * time.Millisecond)
+		a.ws.CloseNow()
+		<-a.closed
+		personSeesItBack(t, id)
+		if got := personClicks(t, id); got != "1" {
+			t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+		}
+	})
+	t.Run("skip", func(t *testing.T) {
+		a, sa, id := wedgePerson(t, "guard-skip")
+		a.must(sa, "Debugger.enable", nil)
+		if _, err := a.call(sa, "Debugger.setSkipAllPauses", map[string]any{"skip": true}); err == nil || !strings.Contains(err.Error(), "livetab refuses") {
+			t.Fatalf("Debugger.setSkipAllPauses on the person's tab: %v, want refused", err)
+		}
+		a.must(sa, "Debugger.setSkipAllPauses", map[string]any{"skip": false})
+		a.must(sa, "Runtime.evaluate", map[string]any{"expression": "setTimeout(() => { for (;;) {} }, 0), 1"})
+		time.Sleep(500 * time.Millisecond)
+		a.ws.CloseNow()
+		<-a.closed
+		personSeesItBack(t, id)
+		if got := personClicks(t, id); got != "1" {
+			t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+		}
+	})
+}
