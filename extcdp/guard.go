@@ -90,7 +90,7 @@ func (c *Client) guardTab(t *tab) {
 //   - a disable turns Chrome's Debugger off only for the last client of
 //     Debugger, and the guard's comes back after;
 //   - Debugger.setSkipAllPauses, which would skip the guard's pause, is
-//     refused on a tab the client did not open.
+//     refused on a tab the client did not open, and so is blackboxing.
 func (c *Client) guardCommand(m *cdproto.Message, t *tab) bool {
 	r := c.r
 	switch m.Method {
@@ -179,6 +179,10 @@ func (c *Client) guardCommand(m *cdproto.Message, t *tab) bool {
 			return true
 		}
 	}
+	if skipsPause(m) && !c.opened(t) {
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses %s on tab %d, which the person opened: V8 does not pause in blackboxed code, which would keep livetab from ending a script that holds the page; debug a tab of your own (Target.createTarget) to blackbox scripts", m.Method, t.id))
+		return true
+	}
 	r.mu.Lock()
 	notEnabled := t.guard.on && !t.guard.users[c]
 	r.mu.Unlock()
@@ -187,6 +191,27 @@ func (c *Client) guardCommand(m *cdproto.Message, t *tab) bool {
 		return true
 	}
 	return false
+}
+
+// skipsPause reports whether m blackboxes anything: V8 ignores a pause
+// whose frames are all blackboxed, the guard's too
+// (TestRedTeamGuardBlackboxed). Params it cannot read count as blackboxing.
+func skipsPause(m *cdproto.Message) bool {
+	var p struct {
+		Patterns      []string       `json:"patterns"`
+		SkipAnonymous bool           `json:"skipAnonymous"`
+		Positions     []jsonv2.Value `json:"positions"`
+		UniqueIDs     []string       `json:"uniqueIds"`
+	}
+	switch m.Method {
+	case cdproto.CommandDebuggerSetBlackboxPatterns, cdproto.CommandDebuggerSetBlackboxedRanges, cdproto.CommandDebuggerSetBlackboxExecutionContexts:
+	default:
+		return false
+	}
+	if jsonv2.Unmarshal(m.Params, &p, wire.Options) != nil {
+		return true
+	}
+	return len(p.Patterns) > 0 || p.SkipAnonymous || len(p.Positions) > 0 || len(p.UniqueIDs) > 0
 }
 
 // guardOn sends what the guard needs: Debugger, and, with no client of

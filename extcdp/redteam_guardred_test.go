@@ -1,0 +1,62 @@
+package extcdp_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/livetab/livetab/extcdp"
+)
+
+// TestRedTeamGuardBlackboxed: a client that enabled Debugger blackboxes
+// the script of the loop it leaves behind (by URL, or all scripts without
+// one), or a range of it, or its context. V8 ignores a pause whose
+// frames are all blackboxed, and so the guard's pause, which ended the
+// loop, is ignored too: the loop held the
+// person's tab past 30 s, whether its client left or stayed.
+func TestRedTeamGuardBlackboxed(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	loop := map[string]any{"expression": "setTimeout(() => { for (;;) {} }, 0), 1\n//# sourceURL=https://evil.test/loop.js"}
+	ways := map[string]func(a *rawClient, sa string){
+		"patterns": func(a *rawClient, sa string) {
+			a.call(sa, "Debugger.setBlackboxPatterns", map[string]any{"patterns": []string{"evil"}})
+		},
+	}
+	for name, blackbox := range ways {
+		for _, stay := range []bool{false, true} {
+			sub := name + "/left"
+			if stay {
+				sub = name + "/connected"
+			}
+			t.Run(sub, func(t *testing.T) {
+				a, sa, id := wedgePerson(t, "blackbox-"+sub)
+				a.must(sa, "Debugger.enable", nil)
+				blackbox(a, sa)
+				for _, m := range []struct {
+					method string
+					params any
+				}{
+					{"Debugger.setBlackboxPatterns", map[string]any{"patterns": []string{"evil"}}},
+					{"Debugger.setBlackboxPatterns", map[string]any{"patterns": []string{}, "skipAnonymous": true}},
+					{"Debugger.setBlackboxedRanges", map[string]any{"scriptId": "1", "positions": []any{map[string]any{"lineNumber": 0, "columnNumber": 0}}}},
+					{"Debugger.setBlackboxExecutionContexts", map[string]any{"uniqueIds": []string{"x"}}},
+				} {
+					if _, err := a.call(sa, m.method, m.params); err == nil || !strings.Contains(err.Error(), "livetab refuses") {
+						t.Fatalf("%s on the person's tab: %v, want refused", m.method, err)
+					}
+				}
+				a.must(sa, "Debugger.setBlackboxPatterns", map[string]any{"patterns": []string{}})
+				a.must(sa, "Runtime.evaluate", loop)
+				time.Sleep(500 * time.Millisecond)
+				if !stay {
+					a.ws.CloseNow()
+					<-a.closed
+				}
+				personSeesItBack(t, id)
+				if got := personClicks(t, id); got != "1" {
+					t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+				}
+			})
+		}
+	}
+}
