@@ -47,12 +47,11 @@ func TestRedTeamLeftSettingsShowOnNoTab(t *testing.T) {
 		{name: "ignoreInput", probe: "click", cmds: [][2]any{{"Input.setIgnoreInputEvents", map[string]any{"ignore": true}}}},
 		{name: "pauseOnExceptions", probe: "paused:" + debuggerProbe("try { throw 1 } catch (e) {}"), setup: [][2]any{{"Debugger.enable", nil}},
 			cmds: [][2]any{{"Debugger.enable", nil}, {"Debugger.setPauseOnExceptions", map[string]any{"state": "all"}}}},
-		// Debugger.setSkipAllPauses is refused on the person's tab: it
-		// skips the guard's pause (TestRedTeamGuardTurnedOff).
+		// Debugger.setSkipAllPauses and blackboxing are refused on the
+		// person's tab: they skip the guard's pause
+		// (TestRedTeamGuardTurnedOff, TestRedTeamGuardBlackboxed).
 		{name: "breakpointsOff", probe: "paused:" + debuggerProbe("debugger"), setup: [][2]any{{"Debugger.enable", nil}},
 			cmds: [][2]any{{"Debugger.enable", nil}, {"Debugger.setBreakpointsActive", map[string]any{"active": false}}}},
-		{name: "blackbox", probe: "paused:" + debuggerProbe("debugger"), setup: [][2]any{{"Debugger.enable", nil}},
-			cmds: [][2]any{{"Debugger.enable", nil}, {"Debugger.setBlackboxPatterns", map[string]any{"patterns": []string{"livetab-left-probe"}}}}},
 		{name: "asyncStacks", probe: "paused:" + debuggerProbe("debugger"), setup: [][2]any{{"Debugger.enable", nil}},
 			cmds: [][2]any{{"Debugger.enable", nil}, {"Debugger.setAsyncCallStackDepth", map[string]any{"maxDepth": 32}}}},
 		{name: "gridOverlay", probe: "shot", cmds: [][2]any{{"DOM.enable", nil}, {"Overlay.enable", nil}}, dom: []domCmd{{"Overlay.setShowGridOverlays", "#grid", func(id int64) map[string]any {
