@@ -246,10 +246,28 @@ func (r *Relay) watch(ctx context.Context, t *tab, stop chan struct{}) {
 			return
 		case <-time.After(guardEvery):
 		}
-		if !r.answers(ctx, t) {
+		if !r.answers(ctx, t) && r.runsScript(ctx, t) {
 			r.endScript(ctx, t)
 		}
 	}
+}
+
+// runsScriptWait is how long runsScript waits for the interrupt.
+const runsScriptWait = time.Second
+
+// runsScript reports whether the renderer that did not answer between
+// tasks runs a script, rather than waits in a dialog of the page's (an
+// alert, a print) or a synchronous request: Chrome runs a few commands,
+// Debugger.getStackTrace among them, in an interrupt of the running
+// script, which a waiting renderer does not take. A pause sent to a
+// renderer that waits lands as the wait ends, and it ended the script
+// that opened the person's alert the instant they answered it
+// (TestGuardLeavesADialogAlone). Its error (no such stack) is an answer.
+func (r *Relay) runsScript(ctx context.Context, t *tab) bool {
+	wctx, cancel := context.WithTimeout(ctx, runsScriptWait)
+	defer cancel()
+	_, err := r.ask(wctx, t, "", cdproto.CommandDebuggerGetStackTrace, jsonv2.Value(`{"stackTraceId":{"id":"0"}}`))
+	return err == nil || wctx.Err() == nil
 }
 
 // answers reports whether t's renderer answers between tasks within the
@@ -343,7 +361,7 @@ func (r *Relay) lastLook(t *tab, detach func()) {
 		defer t.attachMu.Unlock()
 		ctx, cancel := context.WithTimeout(r.ctx, time.Duration(syncScriptBound.Load())+2*probeTimeout)
 		defer cancel()
-		if !r.answers(ctx, t) {
+		if !r.answers(ctx, t) && r.runsScript(ctx, t) {
 			r.endScript(ctx, t)
 		}
 		r.mu.Lock()

@@ -1,6 +1,7 @@
 package extcdp_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -60,3 +61,41 @@ func TestRedTeamGuardBlackboxed(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardLeavesADialogAlone: the page's own alert, open longer than the
+// bound while the guard is on, is the person's to answer: the watchdog
+// must not take the wait for a loop and end the script that opened it.
+func TestGuardLeavesADialogAlone(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	a, sa, id := wedgePerson(t, "guard-dialog")
+	ctx, cancel := context.WithTimeout(context.Background(), personWaits)
+	defer cancel()
+	u, err := env.User(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	res, err := u.Call(ctx, "Target.attachToTarget", map[string]any{"targetId": id, "flatten": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := field(res, "sessionId")
+	// Chrome answers a dialog only to a session whose Page saw it open.
+	if _, err := u.CallSession(ctx, sid, "Page.enable", nil); err != nil {
+		t.Fatal(err)
+	}
+	a.must(sa, "Runtime.evaluate", map[string]any{"expression": `setTimeout(() => { alert("hi"); window.after = "ran" }, 0), 1`})
+	time.Sleep(wedgeBound + 2*guardEveryForTests)
+	if _, err := u.CallSession(ctx, sid, "Page.handleJavaScriptDialog", map[string]any{"accept": true}); err != nil {
+		t.Fatalf("the person's answer to their page's alert, %v after it opened: %v", wedgeBound+2*guardEveryForTests, err)
+	}
+	got, err := u.CallSession(ctx, sid, "Runtime.evaluate", map[string]any{"expression": "String(window.after)", "returnByValue": true})
+	if err != nil || !strings.Contains(string(got), `"ran"`) {
+		t.Fatalf("the script that opened the alert, after the person answered it: %s %v, want it ran on", got, err)
+	}
+	if got := personClicks(t, id); got != "1" {
+		t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+	}
+}
+
+const guardEveryForTests = 2 * time.Second
