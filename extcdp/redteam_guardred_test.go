@@ -99,3 +99,35 @@ func TestGuardLeavesADialogAlone(t *testing.T) {
 }
 
 const guardEveryForTests = 2 * time.Second
+
+// TestRedTeamGuardAcrossNavigation: the client takes the person's tab to
+// another site, whose page Chrome runs in a new renderer, and leaves its
+// loop there: the guard, turned on in the old renderer, must hold in the
+// new one.
+func TestRedTeamGuardAcrossNavigation(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	for _, stay := range []bool{false, true} {
+		name := "left"
+		if stay {
+			name = "connected"
+		}
+		t.Run(name, func(t *testing.T) {
+			a, sa, id := wedgePerson(t, "guard-nav-"+name)
+			if err := a.navigate(sa, site.CrossURL+"/form?guard-nav-"+name); err != nil {
+				t.Fatal(err)
+			}
+			a.eval(sa, "document.readyState == 'complete' || new Promise(ok => onload = ok)")
+			a.eval(sa, countClicks)
+			a.must(sa, "Runtime.evaluate", map[string]any{"expression": "setTimeout(() => { for (;;) {} }, 0), 1"})
+			time.Sleep(500 * time.Millisecond)
+			if !stay {
+				a.ws.CloseNow()
+				<-a.closed
+			}
+			personSeesItBack(t, id)
+			if got := personClicks(t, id); got != "1" {
+				t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+			}
+		})
+	}
+}
