@@ -448,6 +448,9 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 	if sid == "" && c.guardCommand(m, t) {
 		return
 	}
+	if sid != "" && runsCode(m.Method) && !c.opened(t) {
+		c.guardChild(t, sid)
+	}
 	r.mu.Lock()
 	cs := &t.crash
 	var ch *child

@@ -73,7 +73,7 @@ func (c *Client) guardTab(t *tab) {
 	}
 	// The watchdog ends with the guard (stop) or the relay (Close lets go
 	// of every tab first).
-	r.goWork(1<<62, func(ctx context.Context) { r.watch(ctx, t, stop) })
+	r.goWork(1<<62, func(ctx context.Context) { r.watch(ctx, t, "", stop) })
 }
 
 // guardCommand does, before a command of c's on t's own attachment goes
@@ -214,6 +214,19 @@ func skipsPause(m *cdproto.Message) bool {
 	return len(p.Patterns) > 0 || p.SkipAnonymous || len(p.Positions) > 0 || len(p.UniqueIDs) > 0
 }
 
+// runsCode reports whether method runs a client's code on the page: a
+// script, a script for new documents, an attribute or markup (an event
+// handler).
+func runsCode(method cdproto.MethodType) bool {
+	switch method {
+	case cdproto.CommandRuntimeEvaluate, cdproto.CommandRuntimeCallFunctionOn, cdproto.CommandRuntimeRunScript,
+		cdproto.CommandPageAddScriptToEvaluateOnNewDocument,
+		cdproto.CommandDOMSetAttributeValue, cdproto.CommandDOMSetAttributesAsText, cdproto.CommandDOMSetOuterHTML:
+		return true
+	}
+	return false
+}
+
 // guardOn sends what the guard needs: Debugger, and, with no client of
 // Debugger there, breakpoints off.
 func (r *Relay) guardOn(ctx context.Context, t *tab, users bool) {
@@ -228,7 +241,7 @@ func (r *Relay) guardOn(ctx context.Context, t *tab, users bool) {
 
 // watch asks t every guardEvery whether its page runs, and ends the script
 // that holds it past the bound, until stop.
-func (r *Relay) watch(ctx context.Context, t *tab, stop chan struct{}) {
+func (r *Relay) watch(ctx context.Context, t *tab, sid string, stop chan struct{}) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -246,8 +259,8 @@ func (r *Relay) watch(ctx context.Context, t *tab, stop chan struct{}) {
 			return
 		case <-time.After(guardEvery):
 		}
-		if !r.answers(ctx, t) && r.runsScript(ctx, t) {
-			r.endScript(ctx, t)
+		if !r.answers(ctx, t, sid) && r.runsScript(ctx, t, sid) {
+			r.endScript(ctx, t, sid)
 		}
 	}
 }
@@ -263,20 +276,20 @@ const runsScriptWait = time.Second
 // renderer that waits lands as the wait ends, and it ended the script
 // that opened the person's alert the instant they answered it
 // (TestGuardLeavesADialogAlone). Its error (no such stack) is an answer.
-func (r *Relay) runsScript(ctx context.Context, t *tab) bool {
+func (r *Relay) runsScript(ctx context.Context, t *tab, sid string) bool {
 	wctx, cancel := context.WithTimeout(ctx, runsScriptWait)
 	defer cancel()
-	_, err := r.ask(wctx, t, "", cdproto.CommandDebuggerGetStackTrace, jsonv2.Value(`{"stackTraceId":{"id":"0"}}`))
+	_, err := r.ask(wctx, t, sid, cdproto.CommandDebuggerGetStackTrace, jsonv2.Value(`{"stackTraceId":{"id":"0"}}`))
 	return err == nil || wctx.Err() == nil
 }
 
 // answers reports whether t's renderer answers between tasks within the
 // bound; an error other than the wait (the tab went away) counts as an
 // answer, there being nothing to end.
-func (r *Relay) answers(ctx context.Context, t *tab) bool {
+func (r *Relay) answers(ctx context.Context, t *tab, sid string) bool {
 	wctx, cancel := context.WithTimeout(ctx, time.Duration(syncScriptBound.Load()))
 	defer cancel()
-	_, err := r.ask(wctx, t, "", cdproto.CommandRuntimeGetIsolateID, emptyObject)
+	_, err := r.ask(wctx, t, sid, cdproto.CommandRuntimeGetIsolateID, emptyObject)
 	return err == nil || wctx.Err() == nil || ctx.Err() != nil
 }
 
@@ -286,7 +299,7 @@ func (r *Relay) answers(ctx context.Context, t *tab) bool {
 // page drops the clicks of the person's that come meanwhile. Not before
 // the event: Chrome runs a Debugger.resume at once, ahead of the pause,
 // and the page would stay paused.
-func (r *Relay) endScript(ctx context.Context, t *tab) {
+func (r *Relay) endScript(ctx context.Context, t *tab, sid string) {
 	r.mu.Lock()
 	t.guard.ending++
 	r.mu.Unlock()
@@ -297,7 +310,7 @@ func (r *Relay) endScript(ctx context.Context, t *tab) {
 	}()
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	res, err := r.b.Call(pctx, wire.EndScript, 0, tabParams(t.id))
+	res, err := r.b.Call(pctx, wire.EndScript, 0, endScriptParams(t.id, sid))
 	var out struct {
 		Ended bool `json:"ended"`
 	}
@@ -308,7 +321,48 @@ func (r *Relay) endScript(ctx context.Context, t *tab) {
 		r.log.Info("guard: the script holding a tab did not end", "tab", t.id, "err", err)
 		return
 	}
-	r.log.Warn("ended a script that held a tab the person opened past the bound", "tab", t.id, "bound", time.Duration(syncScriptBound.Load()))
+	r.log.Warn("ended a script that held a tab the person opened past the bound", "tab", t.id, "session", sid, "bound", time.Duration(syncScriptBound.Load()))
+}
+
+// endScriptParams names the tab, and the child session of its frame or
+// worker when sid is not empty.
+func endScriptParams(tabID int64, sid string) jsonv2.Value {
+	if sid == "" {
+		return tabParams(tabID)
+	}
+	return jsonv2.Value(fmt.Sprintf(`{"tabId":%d,"sessionId":%q}`, tabID, sid))
+}
+
+// guardChild turns on the guard of the person's frame (or worker) that
+// runs in its own renderer, child session sid of t, before a script of
+// c's runs there: a loop left there held the frame for good, the tab's
+// own guard not reaching its renderer (TestRedTeamGuardInAPersonsFrame).
+// Its watchdog ends with the child.
+func (c *Client) guardChild(t *tab, sid string) {
+	r := c.r
+	r.mu.Lock()
+	ch := r.children[sid]
+	if ch == nil || ch.tab != t || ch.guard != nil {
+		r.mu.Unlock()
+		return
+	}
+	stop := make(chan struct{})
+	ch.guard = stop
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(c.ctx, probeTimeout)
+	if _, err := r.ask(ctx, t, sid, cdproto.CommandDebuggerEnable, emptyObject); err == nil {
+		r.ask(ctx, t, sid, cdproto.CommandDebuggerSetBreakpointsActive, jsonv2.Value(`{"active":false}`))
+	}
+	cancel()
+	r.goWork(1<<62, func(ctx context.Context) { r.watch(ctx, t, sid, stop) })
+}
+
+// stopGuard ends the child's watchdog. Call with r.mu held.
+func (ch *child) stopGuard() {
+	if ch.guard != nil {
+		close(ch.guard)
+		ch.guard = nil
+	}
 }
 
 // onGuardEvent takes a Debugger event of t's own attachment; it reports
@@ -361,8 +415,8 @@ func (r *Relay) lastLook(t *tab, detach func()) {
 		defer t.attachMu.Unlock()
 		ctx, cancel := context.WithTimeout(r.ctx, time.Duration(syncScriptBound.Load())+2*probeTimeout)
 		defer cancel()
-		if !r.answers(ctx, t) && r.runsScript(ctx, t) {
-			r.endScript(ctx, t)
+		if !r.answers(ctx, t, "") && r.runsScript(ctx, t, "") {
+			r.endScript(ctx, t, "")
 		}
 		r.mu.Lock()
 		defer r.mu.Unlock()

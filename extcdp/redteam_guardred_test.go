@@ -131,3 +131,65 @@ func TestRedTeamGuardAcrossNavigation(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamGuardInAPersonsFrame: the client leaves its loop in the
+// person's cross-site iframe (its own renderer), through the frame's
+// session, having turned off, or not, what ends it there. Before the
+// frame had a guard of its own, the frame did not answer the person in
+// 30 s.
+func TestRedTeamGuardInAPersonsFrame(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	offs := map[string][][2]any{
+		"plain":   nil,
+		"disable": {{"Debugger.disable", nil}},
+		"skip":    {{"Debugger.enable", nil}, {"Debugger.setSkipAllPauses", map[string]any{"skip": true}}},
+	}
+	for name, off := range offs {
+		t.Run(name, func(t *testing.T) {
+			a, sf, frame := personsFrame(t, "guard-frame-"+name)
+			a.must(sf, "Runtime.evaluate", map[string]any{"expression": "1"})
+			for _, c := range off {
+				a.call(sf, c[0].(string), c[1])
+			}
+			a.must(sf, "Runtime.evaluate", map[string]any{"expression": "setTimeout(() => { for (;;) {} }, 0), 1"})
+			time.Sleep(500 * time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), personWaits)
+			defer cancel()
+			u, err := env.User(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer u.Close()
+			start := time.Now()
+			if _, err := u.Eval(ctx, frame, "1"); err != nil {
+				t.Fatalf("the person's frame did not answer within %v: %v", personWaits, err)
+			}
+			t.Logf("the person's frame answered again after %v", time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// personsFrame attaches a client to the cross-site iframe of a tab the
+// person opened; it returns the client, its session on the frame and the
+// frame's target id.
+func personsFrame(t *testing.T, name string) (*rawClient, string, string) {
+	t.Helper()
+	srv, tok := endpoint(t)
+	person := userTab(t, site.URL+"/frames?"+name)
+	closeUserTab(t, person)
+	a := dialRawTo(t, srv, tok)
+	sp := a.attach(person)
+	a.eval(sp, "document.readyState == 'complete' || new Promise(ok => onload = ok)")
+	a.must(sp, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true})
+	for range 100 {
+		for _, info := range targetInfos(t, a) {
+			if info.Type == "iframe" && strings.HasPrefix(info.URL, site.CrossURL) {
+				sf := field(a.must("", "Target.attachToTarget", map[string]any{"targetId": info.TargetID, "flatten": true}), "sessionId")
+				return a, sf, info.TargetID
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("the person's cross-site iframe is not listed as a target")
+	return nil, "", ""
+}

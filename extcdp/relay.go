@@ -320,6 +320,8 @@ type child struct {
 	runtime  execContexts
 	doc      docCache
 	crash    crashState // its renderer's (crash.go)
+	// guard ends its watchdog (guard.go), nil when it has none.
+	guard chan struct{}
 }
 
 // docCache keeps the last DOM.getDocument answer of an attachment. The DOM
@@ -955,6 +957,7 @@ func (r *Relay) releaseIfUnused(t *tab) {
 	t.doc = docCache{}
 	for _, c := range r.children {
 		if c.tab == t {
+			c.stopGuard()
 			delete(r.children, c.sid)
 		}
 	}
@@ -1020,6 +1023,7 @@ func (r *Relay) debuggerLeft(t *tab) {
 }
 
 func (r *Relay) childGone(c *child) {
+	c.stopGuard()
 	delete(r.children, c.sid)
 	for _, s := range append([]*session(nil), c.sessions...) {
 		r.endSession(s)

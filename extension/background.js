@@ -1050,14 +1050,18 @@ const ops = {
   // page drops the person's clicks).
   async 'ext.endScript'(params) {
     const tabId = tabIdOf(params, 'ext.endScript');
+    // A frame or worker of the tab in a renderer of its own is reached
+    // by its child session.
+    const sessionId = typeof params.sessionId === 'string' && params.sessionId !== '' ? params.sessionId : undefined;
+    const key = endingKey(tabId, sessionId);
     /** @type {Promise<boolean>} */
-    const ended = new Promise((resolve) => { ending.set(tabId, resolve); });
+    const ended = new Promise((resolve) => { ending.set(key, resolve); });
     const late = new Promise((resolve) => { setTimeout(() => resolve(false), END_SCRIPT_WAIT_MS); });
     try {
-      await chrome.debugger.sendCommand({ tabId }, 'Debugger.pause');
+      await chrome.debugger.sendCommand({ tabId, sessionId }, 'Debugger.pause');
       return { ended: await Promise.race([ended, late]) };
     } finally {
-      ending.delete(tabId);
+      ending.delete(key);
     }
   },
 
@@ -1104,17 +1108,26 @@ function tabEvent(method, tab) {
 // Listeners are registered synchronously at top level so that each of these
 // events can wake a stopped worker.
 
-/** Tabs whose script ext.endScript ends at the next Debugger.paused. */
-/** @type {Map<number, (ended: boolean) => void>} */
+/** Tabs (and child sessions) whose script ext.endScript ends at the next Debugger.paused. */
+/** @type {Map<string, (ended: boolean) => void>} */
 const ending = new Map();
+
+/**
+ * @param {number} tabId
+ * @param {string | undefined} sessionId
+ */
+function endingKey(tabId, sessionId) {
+  return `${tabId}/${sessionId ?? ''}`;
+}
 const END_SCRIPT_WAIT_MS = 5000;
 
 chrome.debugger.onEvent.addListener((source, method, params) => {
-  if (method === 'Debugger.paused' && source.sessionId === undefined && source.tabId !== undefined) {
-    const done = ending.get(source.tabId);
+  if (method === 'Debugger.paused' && source.tabId !== undefined) {
+    const key = endingKey(source.tabId, source.sessionId);
+    const done = ending.get(key);
     if (done) {
-      ending.delete(source.tabId);
-      chrome.debugger.sendCommand({ tabId: source.tabId }, 'Debugger.resume', { terminateOnResume: true })
+      ending.delete(key);
+      chrome.debugger.sendCommand({ tabId: source.tabId, sessionId: source.sessionId }, 'Debugger.resume', { terminateOnResume: true })
         .then(() => done(true), () => done(false));
     }
   }
