@@ -451,6 +451,9 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 	if sid != "" && runsCode(m.Method) && !c.opened(t) {
 		c.guardChild(t, sid)
 	}
+	if sid != "" && c.refuseSkip(m, t) {
+		return
+	}
 	r.mu.Lock()
 	cs := &t.crash
 	var ch *child

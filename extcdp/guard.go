@@ -170,7 +170,26 @@ func (c *Client) guardCommand(m *cdproto.Message, t *tab) bool {
 	if !strings.HasPrefix(string(m.Method), "Debugger.") {
 		return false
 	}
-	if m.Method == cdproto.CommandDebuggerSetSkipAllPauses && !c.opened(t) {
+	if c.refuseSkip(m, t) {
+		return true
+	}
+	r.mu.Lock()
+	notEnabled := t.guard.on && !t.guard.users[c]
+	r.mu.Unlock()
+	if notEnabled {
+		c.fail(m.ID, m.SessionID, -32000, "Debugger agent is not enabled")
+		return true
+	}
+	return false
+}
+
+// refuseSkip fails, on a tab c did not open (or a frame of it), what would
+// make V8 skip the guard's pause: setSkipAllPauses, and blackboxing.
+func (c *Client) refuseSkip(m *cdproto.Message, t *tab) bool {
+	if m.Method != cdproto.CommandDebuggerSetSkipAllPauses && !isBlackbox(m.Method) || c.opened(t) {
+		return false
+	}
+	if m.Method == cdproto.CommandDebuggerSetSkipAllPauses {
 		var p struct {
 			Skip bool `json:"skip"`
 		}
@@ -179,15 +198,8 @@ func (c *Client) guardCommand(m *cdproto.Message, t *tab) bool {
 			return true
 		}
 	}
-	if skipsPause(m) && !c.opened(t) {
+	if skipsPause(m) {
 		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses %s on tab %d, which the person opened: V8 does not pause in blackboxed code, which would keep livetab from ending a script that holds the page; debug a tab of your own (Target.createTarget) to blackbox scripts", m.Method, t.id))
-		return true
-	}
-	r.mu.Lock()
-	notEnabled := t.guard.on && !t.guard.users[c]
-	r.mu.Unlock()
-	if notEnabled {
-		c.fail(m.ID, m.SessionID, -32000, "Debugger agent is not enabled")
 		return true
 	}
 	return false
@@ -203,9 +215,7 @@ func skipsPause(m *cdproto.Message) bool {
 		Positions     []jsonv2.Value `json:"positions"`
 		UniqueIDs     []string       `json:"uniqueIds"`
 	}
-	switch m.Method {
-	case cdproto.CommandDebuggerSetBlackboxPatterns, cdproto.CommandDebuggerSetBlackboxedRanges, cdproto.CommandDebuggerSetBlackboxExecutionContexts:
-	default:
+	if !isBlackbox(m.Method) {
 		return false
 	}
 	if jsonv2.Unmarshal(m.Params, &p, wire.Options) != nil {
@@ -225,6 +235,10 @@ func runsCode(method cdproto.MethodType) bool {
 		return true
 	}
 	return false
+}
+
+func isBlackbox(method cdproto.MethodType) bool {
+	return method == cdproto.CommandDebuggerSetBlackboxPatterns || method == cdproto.CommandDebuggerSetBlackboxedRanges || method == cdproto.CommandDebuggerSetBlackboxExecutionContexts
 }
 
 // guardOn sends what the guard needs: Debugger, and, with no client of
