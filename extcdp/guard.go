@@ -28,12 +28,14 @@ import (
 // that the page's own debugger statements do not pause it. While it is on,
 // a watchdog asks the tab every guardEvery for Runtime.getIsolateId, which
 // the renderer answers only between tasks; when no answer comes within
-// syncScriptBound, it ends the running script. When the last client
+// syncScriptBound, it ends the running script, if one runs (runsScript:
+// not a renderer waiting in the page's alert). When the last client
 // leaves, the relay asks once more before it detaches. A client hears
 // Debugger's events only once it enabled Debugger itself, and then as
 // from Chrome: its enable comes after a disable, so that Chrome lists the
-// page's scripts to it; when it lets go, the guard is on again.
-// docs/decisions/2026-11-27-a-script-does-not-wedge-the-persons-tab.md.
+// page's scripts to it; when it lets go, the guard is on again. A
+// person's frame in a renderer of its own has a guard of its own
+// (guardChild). docs/decisions/2026-11-27-a-script-does-not-wedge-the-persons-tab.md.
 
 // guardEvery is how often the watchdog asks a guarded tab.
 const guardEvery = 2 * time.Second
