@@ -193,3 +193,35 @@ func personsFrame(t *testing.T, name string) (*rawClient, string, string) {
 	t.Fatal("the person's cross-site iframe is not listed as a target")
 	return nil, "", ""
 }
+
+// TestRedTeamGuardAfterADebuggerLeaves: a client that enabled Debugger
+// leaves while another stays; its leave takes back what it set, its
+// Debugger.enable among them, and the guard must still be on for the
+// loop the other leaves behind.
+func TestRedTeamGuardAfterADebuggerLeaves(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	for _, bUses := range []bool{false, true} {
+		name := "other"
+		if bUses {
+			name = "otherDebugs"
+		}
+		t.Run(name, func(t *testing.T) {
+			srv, tok := endpoint(t)
+			id := userTab(t, site.URL+"/form?guard-leaves-"+name)
+			closeUserTab(t, id)
+			a, b := dialRawTo(t, srv, tok), dialRawTo(t, srv, tok)
+			sa, sb := a.attach(id), b.attach(id)
+			b.eval(sb, countClicks)
+			if bUses {
+				b.must(sb, "Debugger.enable", nil)
+			}
+			a.must(sa, "Debugger.enable", nil)
+			a.ws.CloseNow()
+			<-a.closed
+			time.Sleep(300 * time.Millisecond)
+			b.must(sb, "Runtime.evaluate", map[string]any{"expression": "setTimeout(() => { for (;;) {} }, 0), 1"})
+			time.Sleep(500 * time.Millisecond)
+			personSeesItBack(t, id)
+		})
+	}
+}
