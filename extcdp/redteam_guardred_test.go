@@ -225,3 +225,29 @@ func TestRedTeamGuardAfterADebuggerLeaves(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamGuardOtherWays: a loop in a same-origin iframe the client
+// adds to the person's page (same renderer), and a loop whose client lets
+// go of its session (Target.detachFromTarget) but stays connected.
+func TestRedTeamGuardOtherWays(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	t.Run("sameOriginFrame", func(t *testing.T) {
+		a, sa, id := wedgePerson(t, "guard-sameorigin")
+		a.must(sa, "Runtime.evaluate", map[string]any{"expression": `(() => { const f = document.createElement("iframe"); f.src = "/form?inner"; document.body.append(f); f.onload = () => f.contentWindow.eval("setTimeout(() => { for (;;) {} }, 0)"); return 1 })()`})
+		time.Sleep(time.Second)
+		personSeesItBack(t, id)
+		if got := personClicks(t, id); got != "1" {
+			t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+		}
+	})
+	t.Run("detached", func(t *testing.T) {
+		a, sa, id := wedgePerson(t, "guard-detached")
+		a.must(sa, "Runtime.evaluate", map[string]any{"expression": "setTimeout(() => { for (;;) {} }, 0), 1"})
+		time.Sleep(500 * time.Millisecond)
+		a.must("", "Target.detachFromTarget", map[string]any{"sessionId": sa})
+		personSeesItBack(t, id)
+		if got := personClicks(t, id); got != "1" {
+			t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+		}
+	})
+}
