@@ -51,6 +51,9 @@ type guardState struct {
 	// ending counts the watchdog's pauses under way: the Debugger.paused
 	// they bring is theirs to resume.
 	ending int
+	// pausedAt is when a client's debugger paused the page, zero when it
+	// runs.
+	pausedAt time.Time
 }
 
 // guardTab turns t's guard on, once per attachment, before a script of c
@@ -275,10 +278,33 @@ func (r *Relay) watch(ctx context.Context, t *tab, sid string, stop chan struct{
 			return
 		case <-time.After(guardEvery):
 		}
+		if sid == "" && r.pausedTooLong(ctx, t) {
+			continue
+		}
 		if !r.answers(ctx, t, sid) && r.runsScript(ctx, t, sid) {
 			r.endScript(ctx, t, sid)
 		}
 	}
+}
+
+// pausedTooLong resumes t when a client's debugger has held it paused
+// past the bound, and reports whether it did: a client of Debugger that
+// pauses the person's page, or stops it at a breakpoint, held it for as
+// long as it stayed (TestRedTeamGuardPauseHeld). The client hears
+// Debugger.resumed, as when the person resumes from DevTools.
+func (r *Relay) pausedTooLong(ctx context.Context, t *tab) bool {
+	bound := time.Duration(syncScriptBound.Load())
+	r.mu.Lock()
+	at := t.guard.pausedAt
+	r.mu.Unlock()
+	if at.IsZero() || time.Since(at) < bound {
+		return false
+	}
+	rctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	_, err := r.ask(rctx, t, "", cdproto.CommandDebuggerResume, emptyObject)
+	r.log.Warn("resumed the tab the person opened, which a client's debugger held paused past the bound", "tab", t.id, "bound", bound, "err", err)
+	return true
 }
 
 // runsScriptWait is how long runsScript waits for the interrupt.
@@ -389,6 +415,12 @@ func (ch *child) stopGuard() {
 func (r *Relay) onGuardEvent(t *tab, method cdproto.MethodType) (deliver bool) {
 	if !t.guard.on || !strings.HasPrefix(string(method), "Debugger.") {
 		return true
+	}
+	switch method {
+	case cdproto.EventDebuggerPaused:
+		t.guard.pausedAt = time.Now()
+	case cdproto.EventDebuggerResumed:
+		t.guard.pausedAt = time.Time{}
 	}
 	if method == cdproto.EventDebuggerPaused && len(t.guard.users) == 0 && t.guard.ending == 0 {
 		r.b.GoNow(&wire.Frame{Method: string(cdproto.CommandDebuggerResume), TabID: t.id, Params: emptyObject}, func(*wire.Frame, error) {})

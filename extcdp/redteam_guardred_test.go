@@ -251,3 +251,22 @@ func TestRedTeamGuardOtherWays(t *testing.T) {
 		}
 	})
 }
+
+// TestRedTeamGuardPauseHeld: a client that enabled Debugger pauses the
+// person's page and stays: before, the page did not answer the person in
+// 30 s. A pause held past the bound is resumed.
+func TestRedTeamGuardPauseHeld(t *testing.T) {
+	defer extcdp.SetSyncScriptBound(wedgeBound)()
+	a, sa, id := wedgePerson(t, "guard-pause-held")
+	a.must(sa, "Debugger.enable", nil)
+	a.must(sa, "Debugger.pause", nil)
+	go a.send(sa, "Runtime.evaluate", map[string]any{"expression": "1"}) // the pause lands
+	time.Sleep(time.Second)
+	personSeesItBack(t, id)
+	if got := personClicks(t, id); got != "1" {
+		t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+	}
+	if !a.heard("Debugger.resumed", sa) {
+		t.Fatal("the client whose pause was resumed heard no Debugger.resumed")
+	}
+}
