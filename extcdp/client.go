@@ -454,6 +454,9 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 	if sid != "" && c.refuseSkip(m, t) {
 		return
 	}
+	if sid != "" && (m.Method == cdproto.CommandDebuggerEnable || m.Method == cdproto.CommandDebuggerDisable) {
+		r.noteChildDebugger(sid, c, m.Method == cdproto.CommandDebuggerEnable)
+	}
 	r.mu.Lock()
 	cs := &t.crash
 	var ch *child

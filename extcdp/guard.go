@@ -399,6 +399,26 @@ func (c *Client) guardChild(t *tab, sid string) {
 	r.goWork(1<<62, func(ctx context.Context) { r.watch(ctx, t, sid, stop) })
 }
 
+// noteChildDebugger notes that c enabled (on) or disabled Debugger on the
+// child session sid: with the child's guard on, only such clients hear
+// Debugger's events there, as on Chrome.
+func (r *Relay) noteChildDebugger(sid string, c *Client, on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ch := r.children[sid]
+	if ch == nil {
+		return
+	}
+	if !on {
+		delete(ch.debuggers, c)
+		return
+	}
+	if ch.debuggers == nil {
+		ch.debuggers = map[*Client]bool{}
+	}
+	ch.debuggers[c] = true
+}
+
 // stopGuard ends the child's watchdog. Call with r.mu held.
 func (ch *child) stopGuard() {
 	if ch.guard != nil {

@@ -165,6 +165,15 @@ func TestRedTeamGuardInAPersonsFrame(t *testing.T) {
 				t.Fatalf("the person's frame did not answer within %v: %v", personWaits, err)
 			}
 			t.Logf("the person's frame answered again after %v", time.Since(start).Round(time.Millisecond))
+			if name == "plain" {
+				a.mu.Lock()
+				defer a.mu.Unlock()
+				for _, e := range a.events {
+					if strings.HasPrefix(e.Method, "Debugger.") {
+						t.Fatalf("a client that did not enable Debugger heard %s of the frame's guard", e.Method)
+					}
+				}
+			}
 		})
 	}
 }

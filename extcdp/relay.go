@@ -322,6 +322,9 @@ type child struct {
 	crash    crashState // its renderer's (crash.go)
 	// guard ends its watchdog (guard.go), nil when it has none.
 	guard chan struct{}
+	// debuggers are the clients that enabled Debugger on it: with its
+	// guard on, they alone hear Debugger's events.
+	debuggers map[*Client]bool
 }
 
 // docCache keeps the last DOM.getDocument answer of an attachment. The DOM
@@ -772,13 +775,20 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 	// Chrome's flat auto-attach does for Playwright and Puppeteer. A client
 	// held to domains hears nothing of a frame outside them (frames.go).
 	noteFrameURL(c, method, f.Params)
+	guarded := c.guard != nil && strings.HasPrefix(string(method), "Debugger.")
 	for _, s := range c.sessions {
+		if guarded && !c.debuggers[s.client] {
+			continue
+		}
 		if fetchTo(method, holder, s.client) && s.client.hearsFrame(c, method) {
 			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
 		}
 	}
 	var done []*Client
 	for _, s := range t.sessions {
+		if guarded && !c.debuggers[s.client] {
+			continue
+		}
 		if !containsClient(done, s.client) && fetchTo(method, holder, s.client) && s.client.hearsFrame(c, method) {
 			done = append(done, s.client)
 			s.client.deliver(&cdproto.Message{SessionID: target.SessionID(c.sid), Method: method, Params: f.Params})
