@@ -1,7 +1,6 @@
 package extcdp_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -47,16 +46,7 @@ func TestRedTeamGuardBlackboxed(t *testing.T) {
 					}
 				}
 				a.must(sa, "Debugger.setBlackboxPatterns", map[string]any{"patterns": []string{}})
-				a.must(sa, "Runtime.evaluate", loop)
-				time.Sleep(500 * time.Millisecond)
-				if !stay {
-					a.ws.CloseNow()
-					<-a.closed
-				}
-				personSeesItBack(t, id)
-				if got := personClicks(t, id); got != "1" {
-					t.Fatalf("the page counted %q clicks of the person's, want 1", got)
-				}
+				leaveLoop(t, a, sa, id, loop, stay)
 			})
 		}
 	}
@@ -68,13 +58,7 @@ func TestRedTeamGuardBlackboxed(t *testing.T) {
 func TestGuardLeavesADialogAlone(t *testing.T) {
 	defer extcdp.SetSyncScriptBound(wedgeBound)()
 	a, sa, id := wedgePerson(t, "guard-dialog")
-	ctx, cancel := context.WithTimeout(context.Background(), personWaits)
-	defer cancel()
-	u, err := env.User(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer u.Close()
+	ctx, u := asPerson(t)
 	res, err := u.Call(ctx, "Target.attachToTarget", map[string]any{"targetId": id, "flatten": true})
 	if err != nil {
 		t.Fatal(err)
@@ -118,16 +102,7 @@ func TestRedTeamGuardAcrossNavigation(t *testing.T) {
 			}
 			a.eval(sa, "document.readyState == 'complete' || new Promise(ok => onload = ok)")
 			a.eval(sa, countClicks)
-			a.must(sa, "Runtime.evaluate", map[string]any{"expression": "setTimeout(() => { for (;;) {} }, 0), 1"})
-			time.Sleep(500 * time.Millisecond)
-			if !stay {
-				a.ws.CloseNow()
-				<-a.closed
-			}
-			personSeesItBack(t, id)
-			if got := personClicks(t, id); got != "1" {
-				t.Fatalf("the page counted %q clicks of the person's, want 1", got)
-			}
+			leaveLoop(t, a, sa, id, map[string]any{"expression": "setTimeout(() => { for (;;) {} }, 0), 1"}, stay)
 		})
 	}
 }
@@ -153,13 +128,7 @@ func TestRedTeamGuardInAPersonsFrame(t *testing.T) {
 			}
 			a.must(sf, "Runtime.evaluate", map[string]any{"expression": "setTimeout(() => { for (;;) {} }, 0), 1"})
 			time.Sleep(500 * time.Millisecond)
-			ctx, cancel := context.WithTimeout(context.Background(), personWaits)
-			defer cancel()
-			u, err := env.User(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer u.Close()
+			ctx, u := asPerson(t)
 			start := time.Now()
 			if _, err := u.Eval(ctx, frame, "1"); err != nil {
 				t.Fatalf("the person's frame did not answer within %v: %v", personWaits, err)

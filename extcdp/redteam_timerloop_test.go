@@ -1,7 +1,6 @@
 package extcdp_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -23,14 +22,7 @@ func TestRedTeamTimerLoopOutlivesNoClient(t *testing.T) {
 	for name, params := range loops {
 		t.Run(name+"/left", func(t *testing.T) {
 			a, sa, id := wedgePerson(t, "timer-left-"+name)
-			a.must(sa, "Runtime.evaluate", params)
-			time.Sleep(500 * time.Millisecond) // the loop runs
-			a.ws.CloseNow()
-			<-a.closed
-			personSeesItBack(t, id)
-			if got := personClicks(t, id); got != "1" {
-				t.Fatalf("the page counted %q clicks of the person's, want 1", got)
-			}
+			leaveLoop(t, a, sa, id, params, false)
 		})
 	}
 	t.Run("connected", func(t *testing.T) {
@@ -55,19 +47,30 @@ func TestRedTeamTimerLoopOutlivesNoClient(t *testing.T) {
 // instant.
 func personSeesItBack(t *testing.T, targetID string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), personWaits)
-	defer cancel()
-	u, err := env.User(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer u.Close()
+	ctx, u := asPerson(t)
 	start := time.Now()
 	if _, err := u.Eval(ctx, targetID, "1"); err != nil {
 		t.Fatalf("the person's tab did not answer within %v: %v", personWaits, err)
 	}
 	t.Logf("the person's tab answered again after %v", time.Since(start).Round(time.Millisecond))
 	time.Sleep(300 * time.Millisecond)
+}
+
+// leaveLoop has client a leave a loop behind on the person's tab id with
+// params (a Runtime.evaluate), then leave unless it stays, and fails t
+// unless the person gets their tab back.
+func leaveLoop(t *testing.T, a *rawClient, sa, id string, params map[string]any, stay bool) {
+	t.Helper()
+	a.must(sa, "Runtime.evaluate", params)
+	time.Sleep(500 * time.Millisecond) // the loop runs
+	if !stay {
+		a.ws.CloseNow()
+		<-a.closed
+	}
+	personSeesItBack(t, id)
+	if got := personClicks(t, id); got != "1" {
+		t.Fatalf("the page counted %q clicks of the person's, want 1", got)
+	}
 }
 
 // TestGuardLeavesThePageAlone: the guard that ends a loop left behind
@@ -130,14 +133,7 @@ func TestRedTeamGuardTurnedOff(t *testing.T) {
 		if _, err := a.call(sa, "Debugger.setBreakpointsActive", map[string]any{"active": true}); err == nil || !strings.Contains(err.Error(), "Debugger agent is not enabled") {
 			t.Fatalf("Debugger.setBreakpointsActive of a client that did not enable Debugger: %v, want Chrome's \"Debugger agent is not enabled\"", err)
 		}
-		a.must(sa, "Runtime.evaluate", map[string]any{"expression": "setTimeout(() => { for (;;) {} }, 0), 1"})
-		time.Sleep(500 * time.Millisecond)
-		a.ws.CloseNow()
-		<-a.closed
-		personSeesItBack(t, id)
-		if got := personClicks(t, id); got != "1" {
-			t.Fatalf("the page counted %q clicks of the person's, want 1", got)
-		}
+		leaveLoop(t, a, sa, id, map[string]any{"expression": "setTimeout(() => { for (;;) {} }, 0), 1"}, false)
 	})
 	t.Run("skip", func(t *testing.T) {
 		a, sa, id := wedgePerson(t, "guard-skip")
@@ -146,13 +142,6 @@ func TestRedTeamGuardTurnedOff(t *testing.T) {
 			t.Fatalf("Debugger.setSkipAllPauses on the person's tab: %v, want refused", err)
 		}
 		a.must(sa, "Debugger.setSkipAllPauses", map[string]any{"skip": false})
-		a.must(sa, "Runtime.evaluate", map[string]any{"expression": "setTimeout(() => { for (;;) {} }, 0), 1"})
-		time.Sleep(500 * time.Millisecond)
-		a.ws.CloseNow()
-		<-a.closed
-		personSeesItBack(t, id)
-		if got := personClicks(t, id); got != "1" {
-			t.Fatalf("the page counted %q clicks of the person's, want 1", got)
-		}
+		leaveLoop(t, a, sa, id, map[string]any{"expression": "setTimeout(() => { for (;;) {} }, 0), 1"}, false)
 	})
 }

@@ -10,6 +10,7 @@ import (
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 
 	"github.com/livetab/livetab/extcdp"
+	"github.com/livetab/livetab/internal/browsertest"
 	"github.com/livetab/livetab/internal/wire"
 )
 
@@ -30,13 +31,7 @@ const countClicks = `window.clicks = 0, document.getElementById("btn").addEventL
 // the tab does not answer within personWaits.
 func personClicks(t *testing.T, targetID string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), personWaits)
-	defer cancel()
-	u, err := env.User(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer u.Close()
+	ctx, u := asPerson(t)
 	res, err := u.Call(ctx, "Target.attachToTarget", map[string]any{"targetId": targetID, "flatten": true})
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +61,20 @@ func personClicks(t *testing.T, targetID string) string {
 		}
 	}
 	return eval(`String(window.clicks)`)
+}
+
+// asPerson connects to the browser's own debugging port as the person
+// until the test ends; ctx bounds how long the person waits.
+func asPerson(t *testing.T) (context.Context, *browsertest.User) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), personWaits)
+	t.Cleanup(cancel)
+	u, err := env.User(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(u.Close)
+	return ctx, u
 }
 
 // TestRedTeamWedgedTabOutlivesNoClient: a client runs a script that never
