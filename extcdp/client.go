@@ -586,7 +586,9 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 				// "Internal error": that error at the bound is the bound's.
 				// Any other (a navigation while a promise was awaited) is
 				// Chrome's, as it came.
-				if err == nil && rep.Error != nil && (rep.Error.Message == terminatedMessage || rep.Error.Message == internalErrorMessage && time.Since(sent) >= bound) {
+				// The guard's watchdog may end it first, a little before
+				// the bound (guard.go): that is the bound's ending too.
+				if err == nil && rep.Error != nil && (rep.Error.Message == terminatedMessage || rep.Error.Message == internalErrorMessage && (time.Since(sent) >= bound || r.guardEndedSince(t, sent))) {
 					ended := *rep
 					ended.Error, ended.Result = nil, scriptEnded(m.Method, t, bound)
 					rep = &ended

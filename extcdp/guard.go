@@ -54,6 +54,8 @@ type guardState struct {
 	// pausedAt is when a client's debugger paused the page, zero when it
 	// runs.
 	pausedAt time.Time
+	// endingAt is when the watchdog last began to end a script.
+	endingAt time.Time
 }
 
 // guardTab turns t's guard on, once per attachment, before a script of c
@@ -344,6 +346,9 @@ func (r *Relay) answers(ctx context.Context, t *tab, sid string) bool {
 func (r *Relay) endScript(ctx context.Context, t *tab, sid string) {
 	r.mu.Lock()
 	t.guard.ending++
+	if sid == "" {
+		t.guard.endingAt = time.Now()
+	}
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
@@ -364,6 +369,15 @@ func (r *Relay) endScript(ctx context.Context, t *tab, sid string) {
 		return
 	}
 	r.log.Warn("ended a script that held a tab the person opened past the bound", "tab", t.id, "session", sid, "bound", time.Duration(syncScriptBound.Load()))
+}
+
+// guardEndedSince reports whether the watchdog began to end a script on
+// t's page since when: a client's bounded script it ended is answered as
+// one its bound ended.
+func (r *Relay) guardEndedSince(t *tab, when time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !t.guard.endingAt.Before(when)
 }
 
 // endScriptParams names the tab, and the child session of its frame or
