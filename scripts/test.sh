@@ -60,6 +60,28 @@ scripts/chromedp-suite.sh
 # 45 s each keeps the whole run under 30 minutes on 2 cores (27 min with
 # 60 s on 2026-11-27, the suites having grown).
 fuzztime="${LIVETAB_FUZZTIME:-45s}"
+
+# Go 1.26's fuzz coordinator can fail a target with a bare "context deadline
+# exceeded" at the end of -fuzztime, having found nothing: a race between
+# its deadline and its workers' stop (go.dev/issue/75804, fixed in Go 1.27).
+# That one failure, with no failing input written, is taken as the race
+# once the target's corpus, replayed without fuzzing, passes. Any other
+# failure fails the run.
+fuzz_one() {
+  local out status
+  out=$(mktemp)
+  { go test -run '^$' -fuzz "^$1\$" -fuzztime "$fuzztime" -fuzzminimizetime 5s -timeout 10m "$2" 2>&1 \
+    && echo 0 > "$out.rc" || echo $? > "$out.rc"; } | tee "$out"
+  status=$(cat "$out.rc")
+  if [ "$status" != 0 ] && grep -q '^    context deadline exceeded$' "$out" \
+    && ! grep -q 'Failing input written\|^panic: \|^    --- FAIL' "$out"; then
+    echo "-- $1: Go's fuzz deadline race (go.dev/issue/75804), no failing input; replaying its corpus"
+    go test -count=1 -run "^$1\$" -timeout 10m "$2" && status=0
+  fi
+  rm -f "$out" "$out.rc"
+  return "$status"
+}
+
 echo "== fuzz: each target for $fuzztime"
 for target in \
   "FuzzDecode ./internal/wire" \
@@ -69,5 +91,5 @@ for target in \
   "FuzzPolicyURL ./policy"; do
   set -- $target
   echo "-- $1 ($2)"
-  go test -run '^$' -fuzz "^$1\$" -fuzztime "$fuzztime" -fuzzminimizetime 5s -timeout 10m "$2"
+  fuzz_one "$1" "$2"
 done
