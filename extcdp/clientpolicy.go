@@ -39,6 +39,13 @@ type clientPolicy struct {
 	synced chan struct{}
 }
 
+// holdsTabs says whether the extension must know the tabs the client
+// drives: to hold their loads to its domains (unless it guards them
+// itself), or their every request off private addresses.
+func (p *clientPolicy) holdsTabs() bool {
+	return p.set && (!p.guards && len(p.domains) > 0 || p.params.BlockPrivate)
+}
+
 // setPolicy answers Livetab.setPolicy.
 func (c *Client) setPolicy(ctx context.Context, m *cdproto.Message, sid target.SessionID) {
 	r := c.r
@@ -51,7 +58,7 @@ func (c *Client) setPolicy(ctx context.Context, m *cdproto.Message, sid target.S
 		c.failErr(m.ID, sid, err)
 		return
 	}
-	p := wire.PolicyParams{SharedOnly: sp.SharedOnly, Domains: sp.Domains, BlockPrivate: sp.BlockPrivate, PrivateAllowed: sp.PrivateAllowed}
+	p := wire.PolicyParams{SharedOnly: sp.SharedOnly, Domains: sp.Domains, BlockPrivate: sp.BlockPrivate, PrivateAllowed: sp.PrivateAllowed, GuardsLoads: sp.GuardsLoads}
 	if p.Domains == nil {
 		p.Domains = []string{}
 	}
@@ -76,7 +83,7 @@ func (c *Client) setPolicy(ctx context.Context, m *cdproto.Message, sid target.S
 		}
 	}
 	c.pol.tabs = nil
-	if c.pol.set && !c.pol.guards && len(c.pol.domains) > 0 {
+	if c.pol.holdsTabs() {
 		c.pol.tabs = r.drivenTabs(c)
 		p.Tabs = c.pol.tabs
 	}
@@ -187,11 +194,13 @@ func (r *Relay) syncTab(t *tab, c *Client) {
 }
 
 // syncDrivenTabs tells the extension, when they changed, the tabs c drives
-// under a domain list: the extension holds their page-started loads to it
-// (a script's location change would otherwise show c the page there before
-// the tab's new URL reaches the relay). Call with r.mu held.
+// under a domain list or off private addresses: the extension holds their
+// page-started loads to the domains (a script's location change would
+// otherwise show c the page there before the tab's new URL reaches the
+// relay), and every request of theirs off private addresses. Call with
+// r.mu held.
 func (r *Relay) syncDrivenTabs(c *Client) {
-	if !c.pol.set || c.pol.guards || len(c.pol.domains) == 0 {
+	if !c.pol.holdsTabs() {
 		return
 	}
 	ids := r.drivenTabs(c)

@@ -176,9 +176,11 @@ type SetPolicyParams struct {
 	// ("example.com", "*.example.com", "10.0.0.0/8"); none allow every
 	// host.
 	Domains []string `json:"domains"`
-	// BlockPrivate keeps popups off loopback, private and link-local
-	// addresses written as IP literals (and localhost), but for the hosts
-	// in PrivateAllowed; no name is resolved.
+	// BlockPrivate keeps every request of the client's tabs and of their
+	// popups (documents, fetches, images, sockets, their frames' and
+	// workers') off loopback, private and link-local addresses written as
+	// IP literals (and localhost), but for the hosts in PrivateAllowed; no
+	// name is resolved.
 	BlockPrivate   bool     `json:"blockPrivate,omitzero"`
 	PrivateAllowed []string `json:"privateAllowed,omitzero"`
 	// GuardsLoads says the client holds its tabs' document loads to

@@ -24,6 +24,15 @@
 // 10.1.2.0/24). A name checked here can resolve differently a moment later
 // in the browser (DNS rebinding); the check on every document request
 // narrows that window but cannot close it.
+//
+// The domains hold the documents of the main frame; an allowed page may
+// embed and load from other sites. The address rules hold every request:
+// through livetab's extension (livetab mcp pushes the policy to it with
+// Livetab.setPolicy), a page's fetches, images, sockets and beacons, those
+// of its workers and of its frames of other sites, and those of the tabs
+// it opens never reach a private address written as an IP literal or
+// localhost. No name is resolved there, and service workers, which serve
+// every tab of their site, are not held.
 package policy
 
 import (

@@ -73,8 +73,8 @@ func (r *recorder) hit(prefix string) bool {
 // document of another loopback address: frames, nested frames, objects,
 // a meta refresh, script navigations of its top and of its frames, form
 // posts, window.open, a download. None of these requests may reach the
-// other address. (Subresources — img, fetch — are a page's own business,
-// as for any page the person opens; they are not checked here.)
+// other address. (Subresources — img, fetch — are
+// TestRedTeamHostileSubresourcesStayOffPrivateAddresses'.)
 func TestRedTeamHostilePageStaysInTheDomains(t *testing.T) {
 	s := needShared(t)
 	forbidden := newRecorder(t, "127.0.0.2", func(string) string { return "<title>forbidden</title>secret" })

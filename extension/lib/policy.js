@@ -3,7 +3,7 @@
 // second line of defence, for clients that skip the Go layer.
 
 /**
- * @typedef {{sharedOnly: boolean, domains: string[], blockPrivate?: boolean, privateAllowed?: string[], tabs?: number[]}} Policy
+ * @typedef {{sharedOnly: boolean, domains: string[], blockPrivate?: boolean, privateAllowed?: string[], tabs?: number[], guardsLoads?: boolean}} Policy
  */
 
 // One policy per relay client (its owner id): a policy binds only the
@@ -227,6 +227,7 @@ export function parsePolicy(params) {
     pol.blockPrivate = true;
     pol.privateAllowed = strings(params?.privateAllowed);
   }
+  if (params?.guardsLoads === true) pol.guardsLoads = true;
   const tabs = Array.isArray(params?.tabs) ? params.tabs.filter((/** @type {unknown} */ t) => Number.isSafeInteger(t)) : [];
   if (tabs.length) pol.tabs = tabs;
   return pol;

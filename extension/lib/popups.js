@@ -116,22 +116,26 @@ export function closedRules(pols, excludedTabIds, firstId) {
  */
 export function drivenRules(pol, otherTabIds, firstId) {
   if (!pol.tabs?.length) return [];
-  return holdRules(pol, otherTabIds, firstId, ['main_frame']);
+  // An owner that guards its tabs' loads itself (page's guard) has them
+  // aborted rather than blocked: the rules leave its documents alone.
+  const documents = !pol.guardsLoads && pol.domains.length > 0;
+  return holdRules(pol, otherTabIds, firstId, ['main_frame'], documents);
 }
 
 /**
  * @param {Policy} pol
  * @param {number[]} excludedTabIds
  * @param {number} firstId
- * @param {string[]} types
+ * @param {string[]} types the document types
+ * @param {boolean} [documents] false: only the rules of the other requests
  * @returns {Rule[]}
  */
-function holdRules(pol, excludedTabIds, firstId, types) {
-  const rules = domainRules(pol, excludedTabIds, firstId, types);
+function holdRules(pol, excludedTabIds, firstId, types, documents = true) {
+  const rules = documents ? domainRules(pol, excludedTabIds, firstId, types) : [];
   if (pol.blockPrivate) {
     const domains = [...new Set(pol.domains.map(dnrDomain).filter((d) => d !== ''))];
     const named = [...new Set((pol.privateAllowed ?? []).map(dnrDomain).filter((d) => d !== ''))];
-    for (const host of PRIVATE_HOSTS) {
+    for (const host of documents ? PRIVATE_HOSTS : []) {
       /** @type {Record<string, unknown>} */
       const cond = {
         resourceTypes: types, regexFilter: `${SCHEME}${host}${PORT_END}`, isUrlFilterCaseSensitive: true,
@@ -140,6 +144,21 @@ function holdRules(pol, excludedTabIds, firstId, types) {
       // the rule then also holds a new tab's first load the person started.
       if (domains.length) cond.initiatorDomains = domains;
       if (excludedTabIds.length) cond.excludedTabIds = excludedTabIds;
+      if (named.length) cond.excludedRequestDomains = named;
+      rules.push({ id: firstId + rules.length, priority: 1, action: { type: 'block' }, condition: cond });
+    }
+    // Every other request of these tabs, whoever started it: the page's
+    // fetches, images, sockets and beacons, its workers', and those of its
+    // frames of other sites (which Chrome runs in processes of their own,
+    // out of the reach of the page's Fetch interception). Requests of no
+    // tab (service workers) are left alone: they belong to every tab of
+    // their site, the person's too.
+    for (const host of PRIVATE_HOSTS) {
+      /** @type {Record<string, unknown>} */
+      const cond = {
+        excludedResourceTypes: types, regexFilter: `${SCHEME}${host}${PORT_END}`, isUrlFilterCaseSensitive: true,
+        excludedTabIds: [...excludedTabIds, -1],
+      };
       if (named.length) cond.excludedRequestDomains = named;
       rules.push({ id: firstId + rules.length, priority: 1, action: { type: 'block' }, condition: cond });
     }

@@ -21,8 +21,11 @@ const inDomains = (host, domains) => domains.some((d) => host === d || host.ends
 function blocked(rules, req) {
   const host = new URL(req.url).hostname;
   return rules.some(({ condition: c }) => {
-    const types = /** @type {string[]} */ (c.resourceTypes);
-    if (!types.includes(req.type)) return false;
+    // Without resourceTypes, a rule matches every type but main_frame and
+    // those it excludes.
+    const types = /** @type {string[] | undefined} */ (c.resourceTypes);
+    const excluded = /** @type {string[]} */ (c.excludedResourceTypes ?? (types ? [] : ['main_frame']));
+    if (types ? !types.includes(req.type) : excluded.includes(req.type)) return false;
     if (c.initiatorDomains && (!req.initiator || !inDomains(req.initiator, /** @type {string[]} */ (c.initiatorDomains)))) return false;
     if (c.excludedTabIds && /** @type {number[]} */ (c.excludedTabIds).includes(req.tabId)) return false;
     if (c.requestDomains && !inDomains(host, /** @type {string[]} */ (c.requestDomains))) return false;
@@ -90,6 +93,40 @@ test('popup rules keep new tabs off private addresses but those named', () => {
   assert.equal(blocked(some, { url: 'http://127.0.0.2/', initiator: '127.0.0.1', tabId: 5, type: 'main_frame' }), true);
   assert.equal(blocked(some, { url: 'http://127.0.0.1:3/', initiator: '127.0.0.1', tabId: 5, type: 'main_frame' }), false);
   assert.equal(blocked(some, { url: 'http://192.168.0.1/', tabId: 5, type: 'main_frame' }), false, 'no page started it');
+  // Every other request of a new tab, whoever started it (a frame of
+  // another site, a worker); none of a tab open before, none of no tab.
+  for (const type of ['xmlhttprequest', 'image', 'websocket', 'ping', 'script', 'media', 'other']) {
+    for (const initiator of ['127.0.0.1', 'evil.example', undefined]) {
+      assert.equal(blocked(some, { url: 'http://127.0.0.2:9/x', initiator, tabId: 5, type }), true, `${type} from ${initiator}`);
+      assert.equal(blocked(some, { url: 'http://127.0.0.1:9/x', initiator, tabId: 5, type }), false, `${type} to a named host`);
+      assert.equal(blocked(some, { url: 'https://example.com/x', initiator, tabId: 5, type }), false, `${type} to a public host`);
+    }
+    assert.equal(blocked(any, { url: 'ws://localhost:9/x', tabId: 1, type }), false, `${type} in a tab open before`);
+    assert.equal(blocked(any, { url: 'ws://localhost:9/x', tabId: -1, type }), false, `${type} of no tab`);
+    assert.equal(blocked(any, { url: 'ws://localhost:9/x', tabId: 5, type }), true, `${type} to localhost`);
+  }
+});
+
+test('drivenRules keep every request of the owner\'s tabs off private addresses but those named', () => {
+  const pol = { sharedOnly: false, domains: ['127.0.0.1'], blockPrivate: true, privateAllowed: ['127.0.0.1'], tabs: [3] };
+  const rules = drivenRules(pol, [1, 2], 100);
+  for (const type of ['sub_frame', 'xmlhttprequest', 'image', 'websocket', 'media']) {
+    assert.equal(blocked(rules, { url: 'http://127.0.0.2:9/x', initiator: 'evil.example', tabId: 3, type }), true, type);
+    assert.equal(blocked(rules, { url: 'http://127.0.0.1:9/x', initiator: '127.0.0.1', tabId: 3, type }), false, `${type} to a named host`);
+    assert.equal(blocked(rules, { url: 'http://127.0.0.2:9/x', tabId: 1, type }), false, `${type} in another tab`);
+    assert.equal(blocked(rules, { url: 'http://127.0.0.2:9/x', tabId: -1, type }), false, `${type} of no tab`);
+  }
+  // The person's own load of the tab is theirs (no page started it).
+  assert.equal(blocked(rules, { url: 'http://192.168.0.1/', tabId: 3, type: 'main_frame' }), false);
+  // An owner that guards its loads itself, or names no domain: its
+  // documents are left alone, its other requests are not.
+  for (const p of [{ ...pol, guardsLoads: true }, { ...pol, domains: [] }]) {
+    const only = drivenRules(p, [1, 2], 100);
+    assert.ok(only.length > 0);
+    assert.equal(blocked(only, { url: 'http://127.0.0.2:9/', initiator: '127.0.0.1', tabId: 3, type: 'main_frame' }), false);
+    assert.equal(blocked(only, { url: 'http://10.0.0.1:9/x', initiator: '127.0.0.1', tabId: 3, type: 'xmlhttprequest' }), true);
+  }
+  assert.deepEqual(drivenRules({ ...pol, guardsLoads: true, blockPrivate: false }, [1, 2], 100), []);
 });
 
 test('drivenRules hold only the main frame of the owner\'s tabs, none without tabs', () => {

@@ -298,8 +298,13 @@ type PolicyParams struct {
 	PrivateAllowed []string `json:"privateAllowed,omitzero"`
 	// Tabs are the tabs the owner drives: the extension blocks their
 	// page-started loads outside Domains too, so that a script's
-	// navigation never shows the owner a page outside them.
+	// navigation never shows the owner a page outside them (unless
+	// GuardsLoads), and with BlockPrivate every request of theirs to a
+	// private address.
 	Tabs []int64 `json:"tabs,omitzero"`
+	// GuardsLoads: the owner holds its tabs' document loads itself, and
+	// the extension leaves them alone.
+	GuardsLoads bool `json:"guardsLoads,omitzero"`
 }
 
 // TabParams is the payload of operations and events about one tab.
