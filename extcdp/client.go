@@ -445,17 +445,8 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		c.reply(m.ID, replySID, nil)
 		return
 	}
-	if sid == "" && c.guardCommand(m, t) {
+	if c.guardCommand(m, t, sid) {
 		return
-	}
-	if sid != "" && runsCode(m.Method) && !c.opened(t) {
-		c.guardChild(t, sid)
-	}
-	if sid != "" && c.refuseSkip(m, t) {
-		return
-	}
-	if sid != "" && (m.Method == cdproto.CommandDebuggerEnable || m.Method == cdproto.CommandDebuggerDisable) {
-		r.noteChildDebugger(sid, c, m.Method == cdproto.CommandDebuggerEnable)
 	}
 	r.mu.Lock()
 	cs := &t.crash
@@ -588,7 +579,7 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 				// Chrome's, as it came.
 				// The guard's watchdog may end it first, a little before
 				// the bound (guard.go): that is the bound's ending too.
-				if err == nil && rep.Error != nil && (rep.Error.Message == terminatedMessage || rep.Error.Message == internalErrorMessage && (time.Since(sent) >= bound || r.guardEndedSince(t, sent))) {
+				if err == nil && rep.Error != nil && (rep.Error.Message == terminatedMessage || rep.Error.Message == internalErrorMessage && (time.Since(sent) >= bound || r.guardEndedSince(t, sid, sent))) {
 					ended := *rep
 					ended.Error, ended.Result = nil, scriptEnded(m.Method, t, bound)
 					rep = &ended

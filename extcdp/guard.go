@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto"
@@ -40,7 +41,8 @@ import (
 // guardEvery is how often the watchdog asks a guarded tab.
 const guardEvery = 2 * time.Second
 
-// guardState is the guard of one tab's attachment.
+// guardState is the guard of one attachment: a tab's own, or a child
+// session's (the person's frame or worker in a renderer of its own).
 type guardState struct {
 	on bool
 	// users are the clients that enabled Debugger themselves: they hear
@@ -58,34 +60,49 @@ type guardState struct {
 	endingAt time.Time
 }
 
-// guardTab turns t's guard on, once per attachment, before a script of c
-// runs there; c did not open t.
-func (c *Client) guardTab(t *tab) {
+// guardAt is the guard of t's own attachment (sid ""), or of its child
+// session sid: the person's frame or worker in a renderer of its own,
+// which the tab's guard does not reach (TestRedTeamGuardInAPersonsFrame).
+// nil when the child is gone. Call with r.mu held.
+func (r *Relay) guardAt(t *tab, sid string) *guardState {
+	if sid == "" {
+		return &t.guard
+	}
+	if ch := r.children[sid]; ch != nil && ch.tab == t {
+		return &ch.guard
+	}
+	return nil
+}
+
+// guardAttachment turns the guard of t's attachment sid on, once, before
+// a script of c runs there; c did not open t.
+func (c *Client) guardAttachment(t *tab, sid string) {
 	r := c.r
 	r.mu.Lock()
-	if t.guard.stop != nil || !t.attached {
+	g := r.guardAt(t, sid)
+	if g == nil || g.stop != nil || !t.attached {
 		r.mu.Unlock()
 		return
 	}
 	stop := make(chan struct{})
-	t.guard.stop = stop
-	need := !t.guard.on // still on from a release a new attach overtook
-	t.guard.on = true
-	users := len(t.guard.users) > 0
+	g.stop = stop
+	need := !g.on // still on from a release a new attach overtook
+	g.on = true
+	users := len(g.users) > 0
 	r.mu.Unlock()
 	if need {
 		ctx, cancel := context.WithTimeout(c.ctx, probeTimeout)
-		r.guardOn(ctx, t, users)
+		r.guardOn(ctx, t, sid, users)
 		cancel()
 	}
-	// The watchdog ends with the guard (stop) or the relay (Close lets go
-	// of every tab first).
-	r.goWork(1<<62, func(ctx context.Context) { r.watch(ctx, t, "", stop) })
+	// The watchdog ends with the guard (stop), its child, or the relay
+	// (Close lets go of every tab first).
+	r.goWork(1<<62, func(ctx context.Context) { r.watch(ctx, t, sid, stop) })
 }
 
-// guardCommand does, before a command of c's on t's own attachment goes
-// to Chrome, what the guard needs, and reports whether it answered the
-// command itself:
+// guardCommand does, before a command of c's on t's attachment sid (its
+// own, or a child session's) goes to Chrome, what the guard needs, and
+// reports whether it answered the command itself:
 //   - the guard goes on before what runs c's code on a tab c did not open:
 //     a script, a script for new documents, an attribute or markup (an
 //     event handler);
@@ -98,20 +115,20 @@ func (c *Client) guardTab(t *tab) {
 //     Debugger, and the guard's comes back after;
 //   - Debugger.setSkipAllPauses, which would skip the guard's pause, is
 //     refused on a tab the client did not open, and so is blackboxing.
-func (c *Client) guardCommand(m *cdproto.Message, t *tab) bool {
+func (c *Client) guardCommand(m *cdproto.Message, t *tab, sid string) bool {
 	r := c.r
-	switch m.Method {
-	case cdproto.CommandRuntimeEvaluate, cdproto.CommandRuntimeCallFunctionOn, cdproto.CommandRuntimeRunScript,
-		cdproto.CommandPageAddScriptToEvaluateOnNewDocument,
-		cdproto.CommandDOMSetAttributeValue, cdproto.CommandDOMSetAttributesAsText, cdproto.CommandDOMSetOuterHTML:
+	if runsCode(m.Method) {
 		if !c.opened(t) {
-			c.guardTab(t)
+			c.guardAttachment(t, sid)
 		}
 		return false
+	}
+	switch m.Method {
 	case cdproto.CommandDebuggerEnable:
 		r.mu.Lock()
-		lend := t.guard.on && len(t.guard.users) == 0
-		r.guardUses(t, c, true)
+		g := r.guardAt(t, sid)
+		lend := g != nil && g.on && len(g.users) == 0
+		r.guardUses(t, sid, c, true)
 		r.mu.Unlock()
 		if !lend {
 			return false
@@ -121,16 +138,18 @@ func (c *Client) guardCommand(m *cdproto.Message, t *tab) bool {
 		// off across the two).
 		ctx, cancel := context.WithTimeout(c.ctx, probeTimeout)
 		defer cancel()
-		res, err := r.ask(ctx, t, "", cdproto.CommandDebuggerDisable, emptyObject)
+		res, err := r.ask(ctx, t, sid, cdproto.CommandDebuggerDisable, emptyObject)
 		if err == nil {
-			res, err = r.ask(ctx, t, "", cdproto.CommandDebuggerEnable, m.Params)
+			res, err = r.ask(ctx, t, sid, cdproto.CommandDebuggerEnable, m.Params)
 		}
 		if err == nil {
-			_, err = r.ask(ctx, t, "", cdproto.CommandDebuggerSetBreakpointsActive, jsonv2.Value(`{"active":true}`))
+			_, err = r.ask(ctx, t, sid, cdproto.CommandDebuggerSetBreakpointsActive, jsonv2.Value(`{"active":true}`))
 		}
 		if err != nil {
 			r.mu.Lock()
-			delete(t.guard.users, c)
+			if g := r.guardAt(t, sid); g != nil {
+				delete(g.users, c)
+			}
 			r.mu.Unlock()
 			c.failErr(m.ID, m.SessionID, err)
 			return true
@@ -138,17 +157,22 @@ func (c *Client) guardCommand(m *cdproto.Message, t *tab) bool {
 		// Noted as the command would be had it gone through: another
 		// client's leave takes back only what that client set.
 		r.mu.Lock()
-		t.noteSetup(string(m.Method), m.Params)
-		r.noteState(c, t, "", string(m.Method), m.Params)
+		if sid == "" {
+			t.noteSetup(string(m.Method), m.Params)
+		}
+		r.noteState(c, t, sid, string(m.Method), m.Params)
 		r.mu.Unlock()
 		c.reply(m.ID, m.SessionID, res)
 		return true
 	case cdproto.CommandDebuggerDisable:
 		r.mu.Lock()
-		on, user := t.guard.on, t.guard.users[c]
-		last := on && user && len(t.guard.users) == 1
-		if on && !last {
-			delete(t.guard.users, c)
+		var on, last bool
+		if g := r.guardAt(t, sid); g != nil {
+			on = g.on
+			last = on && g.users[c] && len(g.users) == 1
+			if !last {
+				delete(g.users, c)
+			}
 		}
 		r.mu.Unlock()
 		if !on {
@@ -162,11 +186,13 @@ func (c *Client) guardCommand(m *cdproto.Message, t *tab) bool {
 		// What c set goes with Chrome's disable; the guard's own comes back.
 		ctx, cancel := context.WithTimeout(c.ctx, probeTimeout)
 		defer cancel()
-		_, err := r.ask(ctx, t, "", cdproto.CommandDebuggerDisable, emptyObject)
+		_, err := r.ask(ctx, t, sid, cdproto.CommandDebuggerDisable, emptyObject)
 		r.mu.Lock()
-		delete(t.guard.users, c)
+		if g := r.guardAt(t, sid); g != nil {
+			delete(g.users, c)
+		}
 		r.mu.Unlock()
-		r.guardOn(ctx, t, false)
+		r.guardOn(ctx, t, sid, false)
 		if err != nil {
 			c.failErr(m.ID, m.SessionID, err)
 		} else {
@@ -181,7 +207,8 @@ func (c *Client) guardCommand(m *cdproto.Message, t *tab) bool {
 		return true
 	}
 	r.mu.Lock()
-	notEnabled := t.guard.on && !t.guard.users[c]
+	g := r.guardAt(t, sid)
+	notEnabled := g != nil && g.on && !g.users[c]
 	r.mu.Unlock()
 	if notEnabled {
 		c.fail(m.ID, m.SessionID, -32000, "Debugger agent is not enabled")
@@ -248,15 +275,15 @@ func isBlackbox(method cdproto.MethodType) bool {
 	return method == cdproto.CommandDebuggerSetBlackboxPatterns || method == cdproto.CommandDebuggerSetBlackboxedRanges || method == cdproto.CommandDebuggerSetBlackboxExecutionContexts
 }
 
-// guardOn sends what the guard needs: Debugger, and, with no client of
-// Debugger there, breakpoints off.
-func (r *Relay) guardOn(ctx context.Context, t *tab, users bool) {
-	if _, err := r.ask(ctx, t, "", cdproto.CommandDebuggerEnable, emptyObject); err != nil {
-		r.log.Info("guard: Debugger.enable", "tab", t.id, "err", err)
+// guardOn sends what the guard of t's attachment sid needs: Debugger,
+// and, with no client of Debugger there, breakpoints off.
+func (r *Relay) guardOn(ctx context.Context, t *tab, sid string, users bool) {
+	if _, err := r.ask(ctx, t, sid, cdproto.CommandDebuggerEnable, emptyObject); err != nil {
+		r.log.Info("guard: Debugger.enable", "tab", t.id, "session", sid, "err", err)
 		return
 	}
 	if !users {
-		r.ask(ctx, t, "", cdproto.CommandDebuggerSetBreakpointsActive, jsonv2.Value(`{"active":false}`))
+		r.ask(ctx, t, sid, cdproto.CommandDebuggerSetBreakpointsActive, jsonv2.Value(`{"active":false}`))
 	}
 }
 
@@ -280,7 +307,7 @@ func (r *Relay) watch(ctx context.Context, t *tab, sid string, stop chan struct{
 			return
 		case <-time.After(guardEvery):
 		}
-		if sid == "" && r.pausedTooLong(ctx, t) {
+		if r.pausedTooLong(ctx, t, sid) {
 			continue
 		}
 		if !r.answers(ctx, t, sid) && r.runsScript(ctx, t, sid) {
@@ -294,18 +321,21 @@ func (r *Relay) watch(ctx context.Context, t *tab, sid string, stop chan struct{
 // pauses the person's page, or stops it at a breakpoint, held it for as
 // long as it stayed (TestRedTeamGuardPauseHeld). The client hears
 // Debugger.resumed, as when the person resumes from DevTools.
-func (r *Relay) pausedTooLong(ctx context.Context, t *tab) bool {
+func (r *Relay) pausedTooLong(ctx context.Context, t *tab, sid string) bool {
 	bound := time.Duration(syncScriptBound.Load())
 	r.mu.Lock()
-	at := t.guard.pausedAt
+	var at time.Time
+	if g := r.guardAt(t, sid); g != nil {
+		at = g.pausedAt
+	}
 	r.mu.Unlock()
 	if at.IsZero() || time.Since(at) < bound {
 		return false
 	}
 	rctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	_, err := r.ask(rctx, t, "", cdproto.CommandDebuggerResume, emptyObject)
-	r.log.Warn("resumed the tab the person opened, which a client's debugger held paused past the bound", "tab", t.id, "bound", bound, "err", err)
+	_, err := r.ask(rctx, t, sid, cdproto.CommandDebuggerResume, emptyObject)
+	r.log.Warn("resumed the tab the person opened, which a client's debugger held paused past the bound", "tab", t.id, "session", sid, "bound", bound, "err", err)
 	return true
 }
 
@@ -345,14 +375,18 @@ func (r *Relay) answers(ctx context.Context, t *tab, sid string) bool {
 // and the page would stay paused.
 func (r *Relay) endScript(ctx context.Context, t *tab, sid string) {
 	r.mu.Lock()
-	t.guard.ending++
-	if sid == "" {
-		t.guard.endingAt = time.Now()
+	g := r.guardAt(t, sid)
+	if g != nil {
+		g.ending++
+		g.endingAt = time.Now()
 	}
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
-		t.guard.ending--
+		// The guard may have ended meanwhile, and begun again.
+		if g != nil && g.ending > 0 {
+			g.ending--
+		}
 		r.mu.Unlock()
 	}()
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
@@ -372,12 +406,13 @@ func (r *Relay) endScript(ctx context.Context, t *tab, sid string) {
 }
 
 // guardEndedSince reports whether the watchdog began to end a script on
-// t's page since when: a client's bounded script it ended is answered as
-// one its bound ended.
-func (r *Relay) guardEndedSince(t *tab, when time.Time) bool {
+// t's attachment sid since when: a client's bounded script it ended is
+// answered as one its bound ended.
+func (r *Relay) guardEndedSince(t *tab, sid string, when time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return !t.guard.endingAt.Before(when)
+	g := r.guardAt(t, sid)
+	return g != nil && !g.endingAt.Before(when)
 }
 
 // endScriptParams names the tab, and the child session of its frame or
@@ -389,75 +424,32 @@ func endScriptParams(tabID int64, sid string) jsonv2.Value {
 	return jsonv2.Value(fmt.Sprintf(`{"tabId":%d,"sessionId":%q}`, tabID, sid))
 }
 
-// guardChild turns on the guard of the person's frame (or worker) that
-// runs in its own renderer, child session sid of t, before a script of
-// c's runs there: a loop left there held the frame for good, the tab's
-// own guard not reaching its renderer (TestRedTeamGuardInAPersonsFrame).
-// Its watchdog ends with the child.
-func (c *Client) guardChild(t *tab, sid string) {
-	r := c.r
-	r.mu.Lock()
-	ch := r.children[sid]
-	if ch == nil || ch.tab != t || ch.guard != nil {
-		r.mu.Unlock()
-		return
-	}
-	stop := make(chan struct{})
-	ch.guard = stop
-	r.mu.Unlock()
-	ctx, cancel := context.WithTimeout(c.ctx, probeTimeout)
-	if _, err := r.ask(ctx, t, sid, cdproto.CommandDebuggerEnable, emptyObject); err == nil {
-		r.ask(ctx, t, sid, cdproto.CommandDebuggerSetBreakpointsActive, jsonv2.Value(`{"active":false}`))
-	}
-	cancel()
-	r.goWork(1<<62, func(ctx context.Context) { r.watch(ctx, t, sid, stop) })
-}
-
-// noteChildDebugger notes that c enabled (on) or disabled Debugger on the
-// child session sid: with the child's guard on, only such clients hear
-// Debugger's events there, as on Chrome.
-func (r *Relay) noteChildDebugger(sid string, c *Client, on bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ch := r.children[sid]
-	if ch == nil {
-		return
-	}
-	if !on {
-		delete(ch.debuggers, c)
-		return
-	}
-	if ch.debuggers == nil {
-		ch.debuggers = map[*Client]bool{}
-	}
-	ch.debuggers[c] = true
-}
-
 // stopGuard ends the child's watchdog. Call with r.mu held.
 func (ch *child) stopGuard() {
-	if ch.guard != nil {
-		close(ch.guard)
-		ch.guard = nil
+	if ch.guard.stop != nil {
+		close(ch.guard.stop)
+		ch.guard.stop = nil
 	}
 }
 
-// onGuardEvent takes a Debugger event of t's own attachment; it reports
+// onGuardEvent takes a Debugger event of t's attachment sid; it reports
 // whether the event goes to sessions whose client is not a user of
-// Debugger. A pause with no client of Debugger there and none of the
+// Debugger there. A pause with no client of Debugger there and none of the
 // watchdog's under way (one that came too late, the script having ended
 // by itself) is let go of: nobody else would. Call with r.mu held.
-func (r *Relay) onGuardEvent(t *tab, method cdproto.MethodType) (deliver bool) {
-	if !t.guard.on || !strings.HasPrefix(string(method), "Debugger.") {
+func (r *Relay) onGuardEvent(t *tab, sid string, method cdproto.MethodType) (deliver bool) {
+	g := r.guardAt(t, sid)
+	if g == nil || !g.on || !strings.HasPrefix(string(method), "Debugger.") {
 		return true
 	}
 	switch method {
 	case cdproto.EventDebuggerPaused:
-		t.guard.pausedAt = time.Now()
+		g.pausedAt = time.Now()
 	case cdproto.EventDebuggerResumed:
-		t.guard.pausedAt = time.Time{}
+		g.pausedAt = time.Time{}
 	}
-	if method == cdproto.EventDebuggerPaused && len(t.guard.users) == 0 && t.guard.ending == 0 {
-		r.b.GoNow(&wire.Frame{Method: string(cdproto.CommandDebuggerResume), TabID: t.id, Params: emptyObject}, func(*wire.Frame, error) {})
+	if method == cdproto.EventDebuggerPaused && len(g.users) == 0 && g.ending == 0 {
+		r.b.GoNow(&wire.Frame{Method: string(cdproto.CommandDebuggerResume), TabID: t.id, SessionID: sid, Params: emptyObject}, func(*wire.Frame, error) {})
 	}
 	return false
 }
@@ -476,14 +468,19 @@ func (r *Relay) stopWatch(t *tab) {
 	}
 }
 
-// lastLook runs as the last session leaves guarded t, before the
-// extension lets go of it: a loop left behind that runs now is ended
-// first, as nothing could end it after. A loop set to start later still
-// runs, on a tab livetab no longer holds. detach lets go of the tab.
-// Call with r.mu held.
-func (r *Relay) lastLook(t *tab, detach func()) {
+// lastLook runs as the last session leaves t, whose own attachment or
+// whose frames in renderers of their own (child sessions frames) are
+// guarded, before the extension lets go of it: a loop left behind
+// that runs now is ended first, as nothing could end it after. A loop set
+// to start later still runs, on a tab livetab no longer holds. detach lets
+// go of the tab. Call with r.mu held.
+func (r *Relay) lastLook(t *tab, frames []string, detach func()) {
 	r.stopWatch(t)
 	t.guard.users = nil
+	sids := frames
+	if t.guard.on {
+		sids = append([]string{""}, frames...)
+	}
 	if !r.addWork() { // the relay closed: no look, the detach all the same
 		t.guard = guardState{}
 		detach()
@@ -497,9 +494,15 @@ func (r *Relay) lastLook(t *tab, detach func()) {
 		defer t.attachMu.Unlock()
 		ctx, cancel := context.WithTimeout(r.ctx, time.Duration(syncScriptBound.Load())+2*probeTimeout)
 		defer cancel()
-		if !r.answers(ctx, t, "") && r.runsScript(ctx, t, "") {
-			r.endScript(ctx, t, "")
+		var wg sync.WaitGroup
+		for _, sid := range sids {
+			wg.Go(func() {
+				if !r.answers(ctx, t, sid) && r.runsScript(ctx, t, sid) {
+					r.endScript(ctx, t, sid)
+				}
+			})
 		}
+		wg.Wait()
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if t.attached {
@@ -510,22 +513,26 @@ func (r *Relay) lastLook(t *tab, detach func()) {
 	}()
 }
 
-// guardUses notes that c enabled (on) or disabled Debugger on t's own
-// attachment; a last user gone, the guard is on again. Call with r.mu
+// guardUses notes that c enabled (on) or disabled Debugger on t's
+// attachment sid; a last user gone, the guard is on again. Call with r.mu
 // held.
-func (r *Relay) guardUses(t *tab, c *Client, on bool) {
+func (r *Relay) guardUses(t *tab, sid string, c *Client, on bool) {
+	g := r.guardAt(t, sid)
+	if g == nil {
+		return
+	}
 	if on {
-		if t.guard.users == nil {
-			t.guard.users = map[*Client]bool{}
+		if g.users == nil {
+			g.users = map[*Client]bool{}
 		}
-		t.guard.users[c] = true
+		g.users[c] = true
 		return
 	}
-	if !t.guard.users[c] {
+	if !g.users[c] {
 		return
 	}
-	delete(t.guard.users, c)
-	if t.guard.on && len(t.guard.users) == 0 && t.attached {
-		r.goWork(probeTimeout, func(ctx context.Context) { r.guardOn(ctx, t, false) })
+	delete(g.users, c)
+	if g.on && len(g.users) == 0 && t.attached {
+		r.goWork(probeTimeout, func(ctx context.Context) { r.guardOn(ctx, t, sid, false) })
 	}
 }

@@ -325,10 +325,11 @@ func (r *Relay) leftTab(t *tab, c *Client) {
 		return
 	}
 	r.undoState(t, "", t.left, c)
-	r.guardUses(t, c, false)
+	r.guardUses(t, "", c, false)
 	for _, ch := range r.children {
 		if ch.tab == t {
 			r.undoState(t, ch.sid, ch.left, c)
+			r.guardUses(t, ch.sid, c, false)
 		}
 	}
 }

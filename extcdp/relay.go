@@ -320,11 +320,9 @@ type child struct {
 	runtime  execContexts
 	doc      docCache
 	crash    crashState // its renderer's (crash.go)
-	// guard ends its watchdog (guard.go), nil when it has none.
-	guard chan struct{}
-	// debuggers are the clients that enabled Debugger on it: with its
-	// guard on, they alone hear Debugger's events.
-	debuggers map[*Client]bool
+	// guard is its own (guard.go): with it on, the clients that enabled
+	// Debugger on it alone hear Debugger's events.
+	guard guardState
 }
 
 // docCache keeps the last DOM.getDocument answer of an attachment. The DOM
@@ -758,7 +756,7 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 	}
 	if c == nil {
 		restored := bfcacheRestored(method, f.Params)
-		toAll := r.onGuardEvent(t, method)
+		toAll := r.onGuardEvent(t, "", method)
 		for _, s := range t.sessions {
 			if !fetchTo(method, holder, s.client) || !toAll && !t.guard.users[s.client] {
 				continue
@@ -775,9 +773,9 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 	// Chrome's flat auto-attach does for Playwright and Puppeteer. A client
 	// held to domains hears nothing of a frame outside them (frames.go).
 	noteFrameURL(c, method, f.Params)
-	guarded := c.guard != nil && strings.HasPrefix(string(method), "Debugger.")
+	guarded := !r.onGuardEvent(t, c.sid, method)
 	for _, s := range c.sessions {
-		if guarded && !c.debuggers[s.client] {
+		if guarded && !c.guard.users[s.client] {
 			continue
 		}
 		if fetchTo(method, holder, s.client) && s.client.hearsFrame(c, method) {
@@ -786,7 +784,7 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 	}
 	var done []*Client
 	for _, s := range t.sessions {
-		if guarded && !c.debuggers[s.client] {
+		if guarded && !c.guard.users[s.client] {
 			continue
 		}
 		if !containsClient(done, s.client) && fetchTo(method, holder, s.client) && s.client.hearsFrame(c, method) {
@@ -965,8 +963,12 @@ func (r *Relay) releaseIfUnused(t *tab) {
 	t.left, t.fetch = nil, nil
 	t.runtime.reset()
 	t.doc = docCache{}
+	var frames []string // guarded: a last look there too
 	for _, c := range r.children {
 		if c.tab == t {
+			if c.guard.on {
+				frames = append(frames, c.sid)
+			}
 			c.stopGuard()
 			delete(r.children, c.sid)
 		}
@@ -976,8 +978,8 @@ func (r *Relay) releaseIfUnused(t *tab) {
 	detach := func() {
 		r.b.GoNow(&wire.Frame{Method: wire.Detach, Params: tabParams(t.id)}, func(*wire.Frame, error) {})
 	}
-	if t.guard.on {
-		r.lastLook(t, detach)
+	if t.guard.on || len(frames) > 0 {
+		r.lastLook(t, frames, detach)
 		return
 	}
 	detach()
