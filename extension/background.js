@@ -195,6 +195,11 @@ function dropPolicies() {
   void refreshRules().catch(() => {});
 }
 
+// A worker that starts holds no client's policy, and no connection
+// outlives a worker: rules a stopped worker left in the session (they
+// outlive it) would hold the person's tabs until the next connection.
+void refreshRules().catch(() => {});
+
 /**
  * Detaches from a tab the policy no longer allows, and tells the bridge.
  * @param {number} tabId
