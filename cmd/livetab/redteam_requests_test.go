@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -261,4 +262,69 @@ func TestRedTeamHostileRequestsMoreWays(t *testing.T) {
 // htmlAttr escapes code for a double-quoted attribute.
 func htmlAttr(code string) string {
 	return strings.NewReplacer("&", "&amp;", `"`, "&quot;", "<", "&lt;", ">", "&gt;").Replace(code)
+}
+
+// A hostile page keeps asking for another loopback address every 50 ms
+// while the agent's tab set changes: the agent opens a tab on the hostile
+// page itself, opens another, switches between them and closes one. The
+// rules follow the tab set; no moment between two of its changes lets a
+// request through.
+func TestRedTeamHostileRequestsWhileTheTabsChange(t *testing.T) {
+	s := needShared(t)
+	forbidden := newRecorder(t, "127.0.0.2", func(string) string { return "secret" })
+	allowed := newRecorder(t, "127.0.0.3", func(string) string { return "fine" })
+	hostile := newRecorder(t, "127.0.0.1", func(path string) string {
+		to := forbidden.URL
+		if strings.HasPrefix(path, "/ok") {
+			to = allowed.URL
+		}
+		// At once, then every 50 ms, each request its own path.
+		return fmt.Sprintf(`<!doctype html><title>hostile</title><script>let n = 0; const ask = () => `+
+			`fetch('%s/tick' + location.pathname.replace(/\//g, '-') + '-' + (n++), {mode: 'no-cors'}).catch(() => {}); ask(); setInterval(ask, 50)</script>`, to)
+	})
+	c := startMCP(t, s.home, nil, "--allow-domain", "127.0.0.1", "--allow-domain", "127.0.0.3")
+
+	// The control: the page does ask, from its first moment, in the tab
+	// the agent drives and in a new tab the agent opens on it.
+	c.ok(t, "browser_navigate", map[string]any{"url": hostile.URL + "/ok"})
+	c.ok(t, "browser_tabs", map[string]any{"action": "open", "url": hostile.URL + "/ok/new"})
+	c.ok(t, "browser_tabs", map[string]any{"action": "close", "tab": currentTab(t, c)})
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) && !(allowed.hit("/tick-ok-0") && allowed.hit("/tick-ok-new-0")) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !allowed.hit("/tick-ok-0") || !allowed.hit("/tick-ok-new-0") {
+		t.Fatalf("the control never reached the allowed server from both tabs (%v): the page does not ask", allowed.paths())
+	}
+
+	c.ok(t, "browser_navigate", map[string]any{"url": hostile.URL + "/"})
+	first := currentTab(t, c)
+	for i := 0; i < 3; i++ {
+		// A new tab straight on the hostile page: its first requests come
+		// before the relay has told the extension the tab is the agent's.
+		c.ok(t, "browser_tabs", map[string]any{"action": "open", "url": hostile.URL + "/new"})
+		second := currentTab(t, c)
+		c.ok(t, "browser_tabs", map[string]any{"action": "switch", "tab": first})
+		c.ok(t, "browser_tabs", map[string]any{"action": "switch", "tab": second})
+		c.ok(t, "browser_tabs", map[string]any{"action": "close", "tab": second})
+		c.ok(t, "browser_tabs", map[string]any{"action": "switch", "tab": first})
+	}
+	time.Sleep(time.Second)
+	if got := forbidden.paths(); len(got) > 0 {
+		t.Errorf("the hostile page reached %s %d times: %v", forbidden.URL, len(got), got)
+	}
+	t.Logf("the allowed server saw %d requests", len(allowed.paths()))
+}
+
+// currentTab is the id of the tab browser_tabs marks as the current one.
+func currentTab(t *testing.T, c *mcpClient) string {
+	t.Helper()
+	text, _ := c.ok(t, "browser_tabs", map[string]any{"action": "list"})
+	for _, line := range strings.Split(text, "\n") {
+		if m := regexp.MustCompile(`^\s*\* tab (\w+) `).FindStringSubmatch(line); m != nil {
+			return m[1]
+		}
+	}
+	t.Fatalf("no current tab in:\n%s", text)
+	return ""
 }
