@@ -328,3 +328,57 @@ func currentTab(t *testing.T, c *mcpClient) string {
 	t.Fatalf("no current tab in:\n%s", text)
 	return ""
 }
+
+// A hostile page keeps asking for another loopback address every 50 ms in
+// the tab the agent opened, and in a tab it opened itself, when the agent
+// ends: its policy ends with it, so its tabs must not stay behind with
+// the page running free.
+func TestRedTeamHostileRequestsAfterTheAgentEnds(t *testing.T) {
+	s := needShared(t)
+	forbidden := newRecorder(t, "127.0.0.2", func(string) string { return "secret" })
+	allowed := newRecorder(t, "127.0.0.3", func(string) string { return "fine" })
+	hostile := newRecorder(t, "127.0.0.1", func(path string) string {
+		to := forbidden.URL
+		if strings.HasPrefix(path, "/ok") {
+			to = allowed.URL
+		}
+		return fmt.Sprintf(`<!doctype html><title>hostile</title><script>setInterval(() => `+
+			`fetch('%[1]s/tick' + location.pathname.replace(/\//g, '-'), {mode: 'no-cors'}).catch(() => {}), 50)</script>`+
+			`<button onclick="window.open('%[2]s/popup')">open</button>`, to, strings.TrimSuffix(path, "/"))
+	})
+	run := func(base, popup string) {
+		c := startMCP(t, s.home, nil, "--allow-domain", "127.0.0.1", "--allow-domain", "127.0.0.3")
+		c.ok(t, "browser_navigate", map[string]any{"url": base})
+		snap, _ := c.ok(t, "browser_snapshot", nil)
+		clicked, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, snap, `button "open"`)})
+		for end := time.Now().Add(3 * time.Second); time.Now().Before(end) && !hostile.hit(popup); {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !hostile.hit(popup) {
+			t.Fatalf("the popup never loaded: %s; the server saw %v", clicked, hostile.paths())
+		}
+		time.Sleep(500 * time.Millisecond)
+		c.Close()
+		time.Sleep(500 * time.Millisecond)
+	}
+	count := func(r *recorder, path string) int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.hits[path]
+	}
+	// The control: toward an allowed server the tabs ask; do they go on
+	// asking after the agent ended?
+	run(hostile.URL+"/ok", "/ok/popup")
+	if !allowed.hit("/tick-ok") || !allowed.hit("/tick-ok-popup") {
+		t.Fatalf("the control: the tabs did not ask the allowed server (%v)", allowed.paths())
+	}
+	a, b := count(allowed, "/tick-ok"), count(allowed, "/tick-ok-popup")
+	time.Sleep(time.Second)
+	t.Logf("control: after the agent ended, the agent's tab asked %d more times, its popup %d", count(allowed, "/tick-ok")-a, count(allowed, "/tick-ok-popup")-b)
+
+	run(hostile.URL+"/", "/popup")
+	time.Sleep(2 * time.Second)
+	if got := forbidden.paths(); len(got) > 0 {
+		t.Errorf("after the agent ended, its tabs reached %s: %v", forbidden.URL, got)
+	}
+}
