@@ -125,9 +125,11 @@ var inertVectors = map[string]bool{"icon": true, "manifest": true, "linkprerende
 // docs/decisions/2026-11-28-every-request-of-an-agents-tab-stays-off-private-addresses.md
 // says under "Left": those of workers that are no tab's (a service worker,
 // a shared worker), which declarativeNetRequest sees with tab id -1 like
-// the person's own; and connections that are no request (preconnect,
-// WebRTC's STUN and TURN), which it does not see at all.
-var leftVectors = map[string]bool{"/sharedworker": true, "/serviceworker": true}
+// the person's own; pages fetched ahead by speculation rules, which it
+// cannot tell from the agent's own navigation redirected there; and
+// connections that are no request (preconnect, WebRTC's STUN and TURN),
+// which it does not see at all.
+var leftVectors = map[string]bool{"/sharedworker": true, "/serviceworker": true, "/specprefetch": true, "/specprerender": true}
 
 // A hostile page of an allowed host asks for another loopback address in
 // more ways than the subresource test's: speculation rules and link hints,
@@ -190,7 +192,13 @@ func TestRedTeamHostileRequestsMoreWays(t *testing.T) {
 			fmt.Fprintf(&b, `<img src="http://localhost.:%[1]s/localhost-dot"><img src="http://a.localhost.:%[1]s/localhost-sub">`+
 				`<img src="http://LOCALHOST:%[1]s/localhost-upper">`, localPort)
 		}
-		fmt.Fprintf(&b, `<button onclick="open('%s/noopener', '_blank', 'noopener')">noopener</button>`, pre)
+		// An about:blank popup the page writes into (its requests are the
+		// popup's, which no navigation announced), and one opened from
+		// that popup by a click the agent makes there.
+		blank := fmt.Sprintf(`<img src='%[1]s/blank-img'><script>fetch('%[1]s/blank-fetch', {mode: 'no-cors'}).catch(() => {})</script>`+
+			`<button onclick="const x = window.open(''); x.document.write('<img src=%[1]s/nested-img>'); x.document.close()">nested</button>`, a.base)
+		fmt.Fprintf(&b, `<button onclick="%s">blank</button>`, htmlAttr(fmt.Sprintf(`const w = window.open(''); w.document.write(%q); w.document.close()`, blank)))
+		fmt.Fprintf(&b, `<button onclick="window.open('%s/noopener', '_blank', 'noopener')">noopener</button>`, pre)
 		fmt.Fprintf(&b, `<a href="%s/pinged" ping="%s/ping">ping</a>`, pre, a.base)
 		fmt.Fprint(w, b.String())
 	}))
@@ -203,10 +211,19 @@ func TestRedTeamHostileRequestsMoreWays(t *testing.T) {
 	}
 	visit := func(base string) {
 		c.call(t, "browser_navigate", map[string]any{"url": base})
+		first := currentTab(t, c)
 		click(`button "noopener"`)
+		clicked, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, mustSnap(t, c), `button "blank"`)})
+		if m := regexp.MustCompile(`opened a new tab (\w+)`).FindStringSubmatch(clicked); m != nil {
+			c.ok(t, "browser_tabs", map[string]any{"action": "switch", "tab": m[1]})
+			click(`button "nested"`)
+			c.ok(t, "browser_tabs", map[string]any{"action": "switch", "tab": first})
+		} else {
+			t.Errorf("clicking blank opened no tab the agent can switch to: %s", clicked)
+		}
 		click(`link "ping"`)
 	}
-	expected := []string{"/noopener", "/ping", "/cspreport", "/serviceworker"}
+	expected := []string{"/noopener", "/ping", "/cspreport", "/serviceworker", "/blank-img", "/blank-fetch", "/nested-img"}
 	for _, v := range names {
 		if !inertVectors[v] && v != "preconnect" && v != "webrtc" {
 			expected = append(expected, "/"+v)
@@ -257,6 +274,12 @@ func TestRedTeamHostileRequestsMoreWays(t *testing.T) {
 		t.Errorf("the hostile page reached localhost: %v", got)
 	}
 	t.Logf("left, as documented: %s saw %v; connections %v", forbidden.URL, left, conns(bad))
+}
+
+func mustSnap(t *testing.T, c *mcpClient) string {
+	t.Helper()
+	snap, _ := c.ok(t, "browser_snapshot", nil)
+	return snap
 }
 
 // htmlAttr escapes code for a double-quoted attribute.
