@@ -55,15 +55,16 @@ const SCHEME = '^[a-z][a-z0-9+.-]*://([^/?#]*@)?';
 const PORT_END = '(:[0-9]+)?([/?#]|$)';
 
 // Loopback, private, link-local, CGNAT and unspecified addresses as IP
-// literals (Chrome has turned 0x7f000001 and its kin into dotted form by
-// then), localhost, and the IPv6 loopback, unique-local and link-local
-// ranges. A name that resolves to such an address is not seen: no DNS here.
+// literals (Chrome has turned 0x7f000001, 127.1 and 127.0.0.1. into dotted
+// form by then), localhost with or without the trailing dot of a fully
+// qualified name (Chrome keeps that dot and resolves the name the same),
+// and the IPv6 loopback, unique-local and link-local ranges. A name that resolves to such an address is not seen: no DNS here.
 // Each its own rule: one regexFilter of them all compiles beyond
 // declarativeNetRequest's 2 KB limit.
 const PRIVATE_HOSTS = [
   '127\\.[0-9.]+', '10\\.[0-9.]+', '192\\.168\\.[0-9.]+', '172\\.(1[6-9]|2[0-9]|3[01])\\.[0-9.]+',
   '169\\.254\\.[0-9.]+', '100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.[0-9.]+', '0\\.[0-9.]+',
-  '([^/?#@:]*\\.)?localhost', '\\[(::1?|::ffff:[0-9a-f:.]+)\\]', '\\[f[c-d][0-9a-f]*:[0-9a-f:]*\\]', '\\[fe[89ab][0-9a-f]*:[0-9a-f:]*\\]',
+  '([^/?#@:]*\\.)?localhost\\.?', '\\[(::1?|::ffff:[0-9a-f:.]+)\\]', '\\[f[c-d][0-9a-f]*:[0-9a-f:]*\\]', '\\[fe[89ab][0-9a-f]*:[0-9a-f:]*\\]',
 ];
 
 /**

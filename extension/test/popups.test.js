@@ -81,6 +81,8 @@ test('popup rules keep new tabs off private addresses but those named', () => {
     ['http://172.16.0.1/', true], ['http://169.254.169.254/latest', true], ['http://100.64.0.1/', true],
     ['http://localhost:8080/', true], ['http://app.localhost/', true], ['http://[::1]:80/', true],
     ['http://[fd00:ec2::254]/', true], ['http://0.0.0.0/', true],
+    // A name with its trailing dot is the same name to the resolver.
+    ['http://localhost.:8080/', true], ['http://app.localhost./x', true], ['ws://localhost./', true],
     ['http://127.0.0.1:8080/x', false], ['https://example.com/', false], ['http://172.32.0.1/', false],
     ['http://10.example.com/', false], ['http://192.168.1.1.example.com/', false],
   ];
