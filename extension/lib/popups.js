@@ -58,7 +58,8 @@ const PORT_END = '(:[0-9]+)?([/?#]|$)';
 // literals (Chrome has turned 0x7f000001, 127.1 and 127.0.0.1. into dotted
 // form by then), localhost with or without the trailing dot of a fully
 // qualified name (Chrome keeps that dot and resolves the name the same),
-// and the IPv6 loopback, unique-local and link-local ranges. A name that resolves to such an address is not seen: no DNS here.
+// and the IPv6 loopback, unique-local and link-local ranges. A name that
+// resolves to such an address is not seen: no DNS here.
 // Each its own rule: one regexFilter of them all compiles beyond
 // declarativeNetRequest's 2 KB limit.
 const PRIVATE_HOSTS = [
