@@ -99,6 +99,7 @@ func (a *action) find(opts FindOptions) (*Found, error) {
 	q.Max = 0
 	var r jsSnap
 	var seq uint64
+	var ready notReady
 	for {
 		t.mu.Lock()
 		seq = t.navSeq
@@ -107,7 +108,7 @@ func (a *action) find(opts FindOptions) (*Found, error) {
 			return nil, fmt.Errorf("%w: the page navigated; search again", ErrNavigated)
 		}
 		r = jsSnap{}
-		err := a.call(t.libs.main, "find", &r, jsSnapOpts{Gen: gen, Base: base, Max: max, NameLen: 80, Query: &q})
+		err := a.call(t.libs.main, "find", &r, jsSnapOpts{Gen: gen, Base: base, Max: max, NameLen: 80, Query: &q, Force: ready.force})
 		if err != nil && !contextGone(err) {
 			return nil, err
 		}
@@ -116,6 +117,9 @@ func (a *action) find(opts FindOptions) (*Found, error) {
 		t.mu.Unlock()
 		if err == nil && !r.NotReady && same {
 			break
+		}
+		if err == nil && same && ready.giveUp(a) {
+			continue
 		}
 		select {
 		case <-time.After(pollInterval):

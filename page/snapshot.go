@@ -195,6 +195,9 @@ type jsSnap struct {
 }
 
 type jsSnapOpts struct {
+	// Force reads a document that is loading with no body yet as it is,
+	// rather than answer notReady.
+	Force        bool         `json:"force,omitzero"`
 	Gen          string       `json:"gen"`
 	ViewportOnly bool         `json:"viewportOnly"`
 	Max          int          `json:"max"`
@@ -254,13 +257,14 @@ func (a *action) snapshot(opts SnapshotOptions) (*Snapshot, error) {
 	gen := newGen()
 	a.dropStaleFrames()
 	var r jsSnap
+	var ready notReady
 	for {
 		t.mu.Lock()
 		seq := t.navSeq
 		t.mu.Unlock()
 		r = jsSnap{}
 		err := a.call(t.libs.main, "snapshot", &r, jsSnapOpts{
-			Gen: gen, ViewportOnly: opts.ViewportOnly, Max: max, NameLen: 80,
+			Gen: gen, ViewportOnly: opts.ViewportOnly, Max: max, NameLen: 80, Force: ready.force,
 		})
 		if err != nil && !contextGone(err) {
 			return nil, err
@@ -270,6 +274,9 @@ func (a *action) snapshot(opts SnapshotOptions) (*Snapshot, error) {
 		t.mu.Unlock()
 		if err == nil && !r.NotReady && same {
 			break
+		}
+		if err == nil && same && ready.giveUp(a) {
+			continue
 		}
 		// The document is being replaced: look again once it is there.
 		select {
@@ -532,4 +539,35 @@ func (a *action) route(ref Ref) (*session, any, error) {
 		return s, jsref, nil
 	}
 	return t.libs.main, jsref, nil
+}
+
+// notReadyWait is how long a snapshot or a search waits for a loading
+// document to get a body before it reads the document as it is. A page
+// that opens its document again (document.open()) and never closes it
+// stays loading with no body for good: they waited for the caller's
+// deadline, 30 s a call under livetab mcp (testSnapshotOpenDocument).
+const notReadyWait = 3 * time.Second
+
+// notReady follows one action's wait for a document that is loading with
+// no body yet.
+type notReady struct {
+	since time.Time
+	force bool
+}
+
+// giveUp reports, when the document has not been ready for notReadyWait,
+// that the action reads it as it is now (force), and notes why.
+func (n *notReady) giveUp(a *action) bool {
+	if n.force {
+		return false
+	}
+	if n.since.IsZero() {
+		n.since = time.Now()
+	}
+	if time.Since(n.since) < notReadyWait {
+		return false
+	}
+	n.force = true
+	a.note = append(a.note, fmt.Sprintf("the page has been loading with no body for %v (it may have opened its document and not closed it): this is what it shows now", notReadyWait))
+	return true
 }

@@ -110,6 +110,7 @@ func runSuite(t *testing.T, newTab func(t *testing.T) context.Context) {
 		{"SnapshotModal", testSnapshotModal},
 		{"SnapshotBudget", testSnapshotBudget},
 		{"SnapshotUntrusted", testSnapshotUntrusted},
+		{"SnapshotOpenDocument", testSnapshotOpenDocument},
 		{"Find", testFind},
 		{"FindFrames", testFindFrames},
 		{"Click", testClick},
@@ -336,6 +337,30 @@ func testSnapshotModal(t *testing.T, s *suite) {
 		t.Fatal(err)
 	}
 	wantLog(t, ctx, p, "modal-ok")
+}
+
+// A page that opens its document again (document.open()) and never closes
+// it stays "loading" with no body for good: a snapshot and a search waited
+// for a body until the caller's deadline (30 s under livetab mcp). They
+// show what there is after a short wait, and say the page is loading.
+func testSnapshotOpenDocument(t *testing.T, s *suite) {
+	p, ctx := s.open(t, "/fixture.html")
+	if _, err := p.Evaluate(ctx, "setTimeout(() => document.open(), 0), 1"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	snap, err := p.Snapshot(wctx, page.SnapshotOptions{})
+	if err != nil {
+		t.Fatalf("Snapshot of a document opened again: %v", err)
+	}
+	if len(snap.Elements) != 0 {
+		t.Fatalf("the opened document has no element, the snapshot lists %q", keys(snap))
+	}
+	if _, err := p.Find(wctx, page.FindOptions{Text: "anything"}); err != nil {
+		t.Fatalf("Find in a document opened again: %v", err)
+	}
 }
 
 func testSnapshotBudget(t *testing.T, s *suite) {

@@ -618,7 +618,7 @@
 
   function snapshot(o) {
     const t0 = performance.now();
-    if (document.readyState === 'loading' && !document.body) return { notReady: true };
+    if (!o.force && document.readyState === 'loading' && !document.body) return { notReady: true };
     clearMarks();
     reg = { gen: o.gen, els: [null], targets: [null], frames: [null] };
     const { chosen: all, frames, clip0, vw, vh } = collect(o);
@@ -669,7 +669,7 @@
   // last snapshot stay valid.
   function find(o) {
     const t0 = performance.now();
-    if (document.readyState === 'loading' && !document.body) return { notReady: true };
+    if (!o.force && document.readyState === 'loading' && !document.body) return { notReady: true };
     if (reg.gen !== o.gen) {
       clearMarks();
       reg = { gen: o.gen, els: [null], targets: [null], frames: [null] };
