@@ -601,6 +601,9 @@ func (p *Page) end(a *action, err error) error {
 		if errors.As(err, &ee) {
 			return err
 		}
+		if !a.t.answers() {
+			return fmt.Errorf("%w after %v: %v; tab %s answers nothing, not even a one-line script: a script of its page never lets go of it, and a navigation waits behind it too; close the tab and open the page in a new one", ErrTimeout, a.limit, err, a.t.id)
+		}
 		return fmt.Errorf("%w after %v: %v; the page may be busy, try again or take a snapshot", ErrTimeout, a.limit, err)
 	case contextGone(err):
 		return fmt.Errorf("%w: %v; take a new snapshot", ErrNavigated, err)
@@ -662,4 +665,21 @@ func (a *action) settle() {
 	if a.navigated() {
 		a.note = append(a.note, "the page navigated")
 	}
+}
+
+// answersWait is how long answers waits for the page.
+const answersWait = time.Second
+
+// answers reports whether the tab's page runs a one-line script within
+// answersWait: an action that timed out on a page that does not (a
+// hostile page's loop) says so, since trying again cannot help
+// (testUnresponsivePage).
+func (t *tab) answers() bool {
+	if t.ctx == nil {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(t.ctx, answersWait)
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[int]("1"))
+	return err == nil || ctx.Err() == nil
 }

@@ -111,6 +111,7 @@ func runSuite(t *testing.T, newTab func(t *testing.T) context.Context) {
 		{"SnapshotBudget", testSnapshotBudget},
 		{"SnapshotUntrusted", testSnapshotUntrusted},
 		{"SnapshotOpenDocument", testSnapshotOpenDocument},
+		{"UnresponsivePage", testUnresponsivePage},
 		{"Find", testFind},
 		{"FindFrames", testFindFrames},
 		{"Click", testClick},
@@ -361,6 +362,28 @@ func testSnapshotOpenDocument(t *testing.T, s *suite) {
 	if _, err := p.Find(wctx, page.FindOptions{Text: "anything"}); err != nil {
 		t.Fatalf("Find in a document opened again: %v", err)
 	}
+}
+
+// A page whose own script never yields answers nothing, navigations
+// included: an action that times out there says so and what to do
+// (closing the tab works), rather than "try again".
+func testUnresponsivePage(t *testing.T, s *suite) {
+	p, ctx := s.open(t, "/fixture.html", page.WithActionTimeout(3*time.Second))
+	held, err := p.NewTab(ctx, s.srv.URL+"/fixture.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Evaluate(ctx, "setTimeout(() => { for (;;) {} }, 0), 1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Snapshot(ctx, page.SnapshotOptions{})
+	if !errors.Is(err, page.ErrTimeout) || !strings.Contains(err.Error(), "answers nothing") || !strings.Contains(err.Error(), "close the tab") {
+		t.Fatalf("Snapshot of a page that never yields: %v, want a timeout that says the tab answers nothing and to close it", err)
+	}
+	if err := p.CloseTab(ctx, held.ID); err != nil {
+		t.Fatalf("closing the tab that answers nothing: %v", err)
+	}
+	snapshot(t, ctx, p, page.SnapshotOptions{})
 }
 
 func testSnapshotBudget(t *testing.T, s *suite) {
