@@ -602,7 +602,7 @@ func (p *Page) end(a *action, err error) error {
 			return err
 		}
 		if !a.t.answers() {
-			return fmt.Errorf("%w after %v: %v; tab %s answers nothing, not even a one-line script: a script of its page never lets go of it, and a navigation waits behind it too; close the tab and open the page in a new one", ErrTimeout, a.limit, err, a.t.id)
+			return fmt.Errorf("%w after %v: %v; tab %s answers nothing, not even a one-line script: a script of its page never lets go of it, and a navigation there waits behind it too; open the page in a new tab, and close this one", ErrTimeout, a.limit, err, a.t.id)
 		}
 		return fmt.Errorf("%w after %v: %v; the page may be busy, try again or take a snapshot", ErrTimeout, a.limit, err)
 	case contextGone(err):
