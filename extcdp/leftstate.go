@@ -149,8 +149,12 @@ type clientState struct {
 }
 
 // noteState notes that c sent method on the attachment of t (sid "" for
-// the tab's own) and returns a reply hook for the commands whose undoing
-// needs their result. Call with r.mu held.
+// the tab's own) and returns a hook for its reply, nil for a command that
+// leaves nothing. The hook keeps what only the reply says (a script's
+// identifier), and takes back at once what the command set when c left the
+// attachment before the reply came: the command may have reached the tab
+// after its leave was taken back (TestRedTeamDiesMidSettingLeavesNothing).
+// Call with r.mu held.
 func (r *Relay) noteState(c *Client, t *tab, sid, method string, params jsonv2.Value) func(jsonv2.Value) {
 	script := method == "Page.addScriptToEvaluateOnNewDocument"
 	if _, ok := undoOf[method]; !ok && !script {
@@ -163,30 +167,80 @@ func (r *Relay) noteState(c *Client, t *tab, sid, method string, params jsonv2.V
 	if *ls == nil {
 		*ls = leftState{}
 	}
+	key := ""
+	if !script {
+		key = stateKey(method, params)
+	}
 	cs := (*ls)[c]
 	if cs == nil {
 		cs = &clientState{params: map[string]jsonv2.Value{}}
-		(*ls)[c] = cs
+		if c.ctx.Err() == nil {
+			// A client that closed has had its leave taken back, or is
+			// about to: what it sends now is the reply hook's to undo.
+			(*ls)[c] = cs
+		}
 	}
 	if !script {
-		key := stateKey(method, params)
 		if !slices.Contains(cs.keys, key) {
 			cs.keys = append(cs.keys, key)
 		}
 		cs.params[key] = params
-		return nil
 	}
 	return func(res jsonv2.Value) {
-		var p struct {
-			Identifier string `json:"identifier"`
-		}
-		if jsonv2.Unmarshal(res, &p, wire.Options) != nil || p.Identifier == "" {
-			return
+		id := ""
+		if script {
+			var p struct {
+				Identifier string `json:"identifier"`
+			}
+			if jsonv2.Unmarshal(res, &p, wire.Options) != nil || p.Identifier == "" {
+				return
+			}
+			id = p.Identifier
 		}
 		r.mu.Lock()
-		cs.scripts = append(cs.scripts, p.Identifier)
-		r.mu.Unlock()
+		defer r.mu.Unlock()
+		ls := r.leftStateOf(t, sid)
+		if ls != nil && *ls != nil && (*ls)[c] == cs {
+			if script {
+				cs.scripts = append(cs.scripts, id)
+			}
+			return
+		}
+		if ls == nil || !t.attached {
+			return // the attachment ended, and what it held with it
+		}
+		// c left before the reply: take this one command back now, for
+		// the clients that stay, as its leave did the rest.
+		late := &clientState{params: map[string]jsonv2.Value{}}
+		if script {
+			late.scripts = []string{id}
+		} else {
+			late.keys = []string{key}
+			late.params[key] = params
+		}
+		if *ls == nil {
+			*ls = leftState{}
+		}
+		if now := (*ls)[c]; now != nil {
+			// c came back meanwhile: its next leave takes this back too.
+			if script {
+				now.scripts = append(now.scripts, id)
+			} else if !slices.Contains(now.keys, key) {
+				now.keys = append(now.keys, key)
+				now.params[key] = params
+			}
+			return
+		}
+		(*ls)[c] = late
+		r.undoState(t, sid, *ls, c)
 	}
+}
+
+// leavesState reports whether method leaves state on the page that a
+// client's leave takes back.
+func leavesState(method string) bool {
+	_, ok := undoOf[method]
+	return ok || method == "Page.addScriptToEvaluateOnNewDocument"
 }
 
 // stateKey is the key under which a command of undoOf is noted: its
