@@ -413,8 +413,11 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 	octx, ocancel := context.WithTimeout(r.ctx, clientTimeout)
 	defer ocancel()
 	res, err := r.b.Call(octx, wire.CreateTab, 0, params)
-	if err != nil && params.WindowID != 0 && octx.Err() == nil {
+	var refused *cdproto.Error
+	if err != nil && params.WindowID != 0 && octx.Err() == nil && errors.As(err, &refused) {
 		// That window went away meanwhile: where a first tab would go.
+		// Only on Chrome's refusal: an extension that went away took the
+		// first call with it, and a second would wait out its return.
 		r.mu.Lock()
 		params.NewWindow, params.WindowID = c.contexts[p.BrowserContextID], 0
 		r.mu.Unlock()
