@@ -1,11 +1,13 @@
 package extcdp
 
 import (
+	"errors"
 	"slices"
 	"strings"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 
+	"github.com/livetab/livetab/bridge"
 	"github.com/livetab/livetab/internal/wire"
 )
 
@@ -303,7 +305,7 @@ func (r *Relay) undoState(t *tab, sid string, ls leftState, c *Client) {
 	delete(ls, c)
 	send := func(method, params string) {
 		if t.attached {
-			r.b.GoNow(&wire.Frame{Method: method, Params: jsonv2.Value(params), TabID: t.id, SessionID: sid}, func(*wire.Frame, error) {})
+			r.sendOwed(&wire.Frame{Method: method, Params: jsonv2.Value(params), TabID: t.id, SessionID: sid})
 		}
 	}
 	for _, id := range cs.scripts {
@@ -340,7 +342,7 @@ func (r *Relay) undoState(t *tab, sid string, ls leftState, c *Client) {
 			// The frames it already held run.
 			for _, ch := range r.children {
 				if ch.tab == t {
-					r.b.GoNow(&wire.Frame{Method: "Runtime.runIfWaitingForDebugger", Params: jsonv2.Value(`{}`), TabID: t.id, SessionID: ch.sid}, func(*wire.Frame, error) {})
+					r.sendOwed(&wire.Frame{Method: "Runtime.runIfWaitingForDebugger", Params: jsonv2.Value(`{}`), TabID: t.id, SessionID: ch.sid})
 				}
 			}
 		}
@@ -384,6 +386,46 @@ func (r *Relay) leftTab(t *tab, c *Client) {
 		if ch.tab == t {
 			r.undoState(t, ch.sid, ch.left, c)
 			r.guardUses(t, ch.sid, c, false)
+		}
+	}
+}
+
+// maxOwed bounds the undoings kept for an extension that is away: a few
+// per client that left meanwhile.
+const maxOwed = 10000
+
+// sendOwed sends f, the undoing of what a client that left set on a tab.
+// With no extension to take it, or one that goes away before it answers,
+// it goes once the extension is back (reconcile): the debugger outlives a
+// stopped worker, and its attachment, kept for the clients that stay, kept
+// what the one that left set, its interception of every request included
+// (TestRedTeamLeavesWhileWorkerAway). Call with r.mu held.
+func (r *Relay) sendOwed(f *wire.Frame) {
+	owe := func() {
+		if len(r.owed) < maxOwed {
+			r.owed = append(r.owed, &wire.Frame{Method: f.Method, Params: f.Params, TabID: f.TabID, SessionID: f.SessionID})
+		}
+	}
+	err := r.b.GoNow(f, func(_ *wire.Frame, err error) {
+		if errors.Is(err, bridge.ErrExtensionGone) {
+			r.mu.Lock()
+			owe()
+			r.mu.Unlock()
+		}
+	})
+	if err != nil {
+		owe()
+	}
+}
+
+// payOwed sends the undoings owed to the tabs the extension still holds,
+// once it is back. Call with r.mu held.
+func (r *Relay) payOwed() {
+	owed := r.owed
+	r.owed = nil
+	for _, f := range owed {
+		if t := r.tabs[f.TabID]; t != nil && t.attached {
+			r.sendOwed(f)
 		}
 	}
 }

@@ -62,6 +62,10 @@ type Relay struct {
 	act       activity
 	clientSeq int64
 
+	// owed: undoings of what clients that left set on tabs, which no
+	// extension took; sent once one is back (sendOwed). Under mu.
+	owed []*wire.Frame
+
 	// shared: opened by NewAllocator's one-line path, closed by the last
 	// of its users (under openMu).
 	shared bool
@@ -643,6 +647,7 @@ func (r *Relay) reconcile(attached []int64) {
 			t.attached = true
 		}
 	}
+	r.payOwed()
 	r.pushPolicies()
 	r.goWork(clientTimeout, func(ctx context.Context) { r.refreshTabs(ctx) })
 }
