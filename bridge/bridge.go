@@ -109,6 +109,10 @@ type Bridge struct {
 	closed    bool
 	closedCh  chan struct{}
 	lastClose string // why the last extension socket ended, for errors
+	// gaveUp is when a wait for an extension that was away last ran out:
+	// for ReconnectWait after it, calls fail at once rather than each
+	// wait again (zero once one connects).
+	gaveUp time.Time
 
 	// gone is closed when the browser the extension runs in has exited
 	// (see Watch); nil, so never ready, when nobody said which browser.
@@ -381,7 +385,7 @@ func (b *Bridge) Call(ctx context.Context, method string, tabID int64, params an
 // ReconnectWait.
 func (b *Bridge) current(ctx context.Context) (*extConn, error) {
 	b.mu.Lock()
-	c, ready, closed, last, gone, why := b.conn, b.ready, b.closed, b.lastClose, b.gone, b.goneErr
+	c, ready, closed, last, gone, why, gaveUp := b.conn, b.ready, b.closed, b.lastClose, b.gone, b.goneErr, b.gaveUp
 	b.mu.Unlock()
 	if c != nil {
 		return c, nil
@@ -389,7 +393,9 @@ func (b *Bridge) current(ctx context.Context) (*extConn, error) {
 	if closed {
 		return nil, ErrClosed
 	}
-	if b.opts.ReconnectWait < 0 {
+	if b.opts.ReconnectWait < 0 || !gaveUp.IsZero() && time.Since(gaveUp) < b.opts.ReconnectWait {
+		// A client's commands in a row, each waiting the whole wait, held
+		// its last one for as many waits (TestAwayCallsWaitOnce).
 		return nil, b.notConnected(last)
 	}
 	t := time.NewTimer(b.opts.ReconnectWait)
@@ -404,6 +410,11 @@ func (b *Bridge) current(ctx context.Context) (*extConn, error) {
 		}
 		return c, nil
 	case <-t.C:
+		b.mu.Lock()
+		if b.conn == nil && b.lastClose != "" {
+			b.gaveUp = time.Now()
+		}
+		b.mu.Unlock()
 		return nil, b.notConnected(last)
 	case <-gone:
 		return nil, b.exited(why)
@@ -416,10 +427,28 @@ func (b *Bridge) current(ctx context.Context) (*extConn, error) {
 
 func (b *Bridge) notConnected(last string) error {
 	if last != "" {
-		return fmt.Errorf("bridge at %s: %w (last disconnect: %s)", b.URL(), ErrNotConnected, last)
+		return &awayError{url: b.URL(), last: last, wait: b.opts.ReconnectWait}
 	}
 	return fmt.Errorf("bridge at %s: %w", b.URL(), ErrNotConnected)
 }
+
+// awayError is [ErrNotConnected] for an extension that was connected: it
+// is installed and paired, and what keeps it away is most often its
+// service worker, which Chrome stopped and starts again on its next event.
+type awayError struct {
+	url, last string
+	wait      time.Duration
+}
+
+func (e *awayError) Error() string {
+	wait := ""
+	if e.wait > 0 {
+		wait = fmt.Sprintf(" within %v", e.wait)
+	}
+	return fmt.Sprintf("bridge at %s: the livetab extension disconnected (%s) and did not come back%s: Chrome starts its service worker again on its next event, within 30 s at the latest (its alarm); retry then, and if it stays away, check the livetab popup", e.url, e.last, wait)
+}
+
+func (e *awayError) Is(target error) bool { return target == ErrNotConnected }
 
 // Close stops the bridge, closes the extension's socket and fails every
 // pending call.
@@ -540,6 +569,7 @@ func (b *Bridge) handshake(ctx context.Context, c *extConn) (*wire.HelloParams, 
 	}
 	b.conn = c
 	b.hello = hello
+	b.gaveUp = time.Time{}
 	close(b.ready)
 	b.mu.Unlock()
 	params, _ := jsonv2.Marshal(hello, wire.Options)

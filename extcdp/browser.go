@@ -15,6 +15,7 @@ import (
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/target"
 
+	"github.com/livetab/livetab/bridge"
 	"github.com/livetab/livetab/internal/wire"
 )
 
@@ -413,8 +414,11 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 	octx, ocancel := context.WithTimeout(r.ctx, clientTimeout)
 	defer ocancel()
 	res, err := r.b.Call(octx, wire.CreateTab, 0, params)
-	if err != nil && params.WindowID != 0 && octx.Err() == nil {
+	var refused *cdproto.Error
+	if err != nil && params.WindowID != 0 && octx.Err() == nil && errors.As(err, &refused) {
 		// That window went away meanwhile: where a first tab would go.
+		// Only on Chrome's refusal: an extension that went away took the
+		// first call with it, and a second would wait out its return.
 		r.mu.Lock()
 		params.NewWindow, params.WindowID = c.contexts[p.BrowserContextID], 0
 		r.mu.Unlock()
@@ -428,6 +432,9 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 	// In the section that claims the tab: never counted twice, nor not at all.
 	c.openingTabs--
 	if err != nil {
+		if errors.Is(err, bridge.ErrExtensionGone) {
+			r.lostCreates++ // the tab may be open: refreshTabs closes it
+		}
 		r.mu.Unlock()
 		c.failErr(m.ID, sid, fmt.Errorf("livetab: opening a tab: %w", err))
 		return
@@ -451,6 +458,9 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 	// Clients that auto-attach must see the target attached before the
 	// reply: Playwright looks the page up on the reply.
 	r.autoAttach(t)
+	if r.lostCreates > 0 {
+		r.goWork(clientTimeout, func(ctx context.Context) { r.refreshTabs(ctx) })
+	}
 	r.mu.Unlock()
 	c.reply(m.ID, sid, &target.CreateTargetResult{TargetID: t.targetID})
 }

@@ -474,7 +474,14 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 	}
 	// Every command is answered within commandTimeout, and dropped at the
 	// extension when its client goes away or its page crashes.
-	cctx, ccancel := context.WithCancelCause(c.ctx)
+	// A command that leaves state on the page is answered whether its
+	// client stays or not: the reply hook of noteState takes back what it
+	// set should the client be gone by then.
+	base := c.ctx
+	if leavesState(string(m.Method)) {
+		base = r.ctx
+	}
+	cctx, ccancel := context.WithCancelCause(base)
 	stopCrash := func() bool { return false }
 	if crash != nil {
 		stopCrash = context.AfterFunc(crash, func() { ccancel(context.Cause(crash)) })

@@ -459,6 +459,14 @@ func (e *endpoint) handle(c *Client, typ websocket.MessageType, data []byte, unl
 	if string(m.Params) == "null" {
 		m.Params = nil
 	}
+	if m.ID == zeroID {
+		// zeroID stands for id 0: an answer under it would go out as the
+		// answer to the client's command 0, and none under its own id.
+		// Chrome takes ids of 32 bits and answers a larger one as this,
+		// with no id.
+		c.fail(0, m.SessionID, -32600, "livetab: id -9223372036854775808 is out of range: use ids that fit in 32 bits, as Chrome does")
+		return
+	}
 	if m.ID == 0 {
 		var probe struct {
 			ID *int64 `json:"id"`

@@ -79,7 +79,7 @@ func isFetch(m cdproto.MethodType) bool { return strings.HasPrefix(string(m), "F
 func (r *Relay) letGoOfFetch(t *tab, c *Client) {
 	disable := func(sid string) {
 		if t.attached {
-			r.b.GoNow(&wire.Frame{Method: string(cdproto.CommandFetchDisable), TabID: t.id, SessionID: sid}, func(*wire.Frame, error) {})
+			r.sendOwed(&wire.Frame{Method: string(cdproto.CommandFetchDisable), TabID: t.id, SessionID: sid})
 		}
 	}
 	if t.fetch == c {

@@ -1,11 +1,13 @@
 package extcdp
 
 import (
+	"errors"
 	"slices"
 	"strings"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 
+	"github.com/livetab/livetab/bridge"
 	"github.com/livetab/livetab/internal/wire"
 )
 
@@ -149,8 +151,12 @@ type clientState struct {
 }
 
 // noteState notes that c sent method on the attachment of t (sid "" for
-// the tab's own) and returns a reply hook for the commands whose undoing
-// needs their result. Call with r.mu held.
+// the tab's own) and returns a hook for its reply, nil for a command that
+// leaves nothing. The hook keeps what only the reply says (a script's
+// identifier), and takes back at once what the command set when c left the
+// attachment before the reply came: the command may have reached the tab
+// after its leave was taken back (TestRedTeamDiesMidSettingLeavesNothing).
+// Call with r.mu held.
 func (r *Relay) noteState(c *Client, t *tab, sid, method string, params jsonv2.Value) func(jsonv2.Value) {
 	script := method == "Page.addScriptToEvaluateOnNewDocument"
 	if _, ok := undoOf[method]; !ok && !script {
@@ -163,30 +169,80 @@ func (r *Relay) noteState(c *Client, t *tab, sid, method string, params jsonv2.V
 	if *ls == nil {
 		*ls = leftState{}
 	}
+	key := ""
+	if !script {
+		key = stateKey(method, params)
+	}
 	cs := (*ls)[c]
 	if cs == nil {
 		cs = &clientState{params: map[string]jsonv2.Value{}}
-		(*ls)[c] = cs
+		if c.ctx.Err() == nil {
+			// A client that closed has had its leave taken back, or is
+			// about to: what it sends now is the reply hook's to undo.
+			(*ls)[c] = cs
+		}
 	}
 	if !script {
-		key := stateKey(method, params)
 		if !slices.Contains(cs.keys, key) {
 			cs.keys = append(cs.keys, key)
 		}
 		cs.params[key] = params
-		return nil
 	}
 	return func(res jsonv2.Value) {
-		var p struct {
-			Identifier string `json:"identifier"`
-		}
-		if jsonv2.Unmarshal(res, &p, wire.Options) != nil || p.Identifier == "" {
-			return
+		id := ""
+		if script {
+			var p struct {
+				Identifier string `json:"identifier"`
+			}
+			if jsonv2.Unmarshal(res, &p, wire.Options) != nil || p.Identifier == "" {
+				return
+			}
+			id = p.Identifier
 		}
 		r.mu.Lock()
-		cs.scripts = append(cs.scripts, p.Identifier)
-		r.mu.Unlock()
+		defer r.mu.Unlock()
+		ls := r.leftStateOf(t, sid)
+		if ls != nil && *ls != nil && (*ls)[c] == cs {
+			if script {
+				cs.scripts = append(cs.scripts, id)
+			}
+			return
+		}
+		if ls == nil || !t.attached {
+			return // the attachment ended, and what it held with it
+		}
+		// c left before the reply: take this one command back now, for
+		// the clients that stay, as its leave did the rest.
+		late := &clientState{params: map[string]jsonv2.Value{}}
+		if script {
+			late.scripts = []string{id}
+		} else {
+			late.keys = []string{key}
+			late.params[key] = params
+		}
+		if *ls == nil {
+			*ls = leftState{}
+		}
+		if now := (*ls)[c]; now != nil {
+			// c came back meanwhile: its next leave takes this back too.
+			if script {
+				now.scripts = append(now.scripts, id)
+			} else if !slices.Contains(now.keys, key) {
+				now.keys = append(now.keys, key)
+				now.params[key] = params
+			}
+			return
+		}
+		(*ls)[c] = late
+		r.undoState(t, sid, *ls, c)
 	}
+}
+
+// leavesState reports whether method leaves state on the page that a
+// client's leave takes back.
+func leavesState(method string) bool {
+	_, ok := undoOf[method]
+	return ok || method == "Page.addScriptToEvaluateOnNewDocument"
 }
 
 // stateKey is the key under which a command of undoOf is noted: its
@@ -249,7 +305,7 @@ func (r *Relay) undoState(t *tab, sid string, ls leftState, c *Client) {
 	delete(ls, c)
 	send := func(method, params string) {
 		if t.attached {
-			r.b.GoNow(&wire.Frame{Method: method, Params: jsonv2.Value(params), TabID: t.id, SessionID: sid}, func(*wire.Frame, error) {})
+			r.sendOwed(&wire.Frame{Method: method, Params: jsonv2.Value(params), TabID: t.id, SessionID: sid})
 		}
 	}
 	for _, id := range cs.scripts {
@@ -286,7 +342,7 @@ func (r *Relay) undoState(t *tab, sid string, ls leftState, c *Client) {
 			// The frames it already held run.
 			for _, ch := range r.children {
 				if ch.tab == t {
-					r.b.GoNow(&wire.Frame{Method: "Runtime.runIfWaitingForDebugger", Params: jsonv2.Value(`{}`), TabID: t.id, SessionID: ch.sid}, func(*wire.Frame, error) {})
+					r.sendOwed(&wire.Frame{Method: "Runtime.runIfWaitingForDebugger", Params: jsonv2.Value(`{}`), TabID: t.id, SessionID: ch.sid})
 				}
 			}
 		}
@@ -330,6 +386,46 @@ func (r *Relay) leftTab(t *tab, c *Client) {
 		if ch.tab == t {
 			r.undoState(t, ch.sid, ch.left, c)
 			r.guardUses(t, ch.sid, c, false)
+		}
+	}
+}
+
+// maxOwed bounds the undoings kept for an extension that is away: a few
+// per client that left meanwhile.
+const maxOwed = 10000
+
+// sendOwed sends f, the undoing of what a client that left set on a tab.
+// With no extension to take it, or one that goes away before it answers,
+// it goes once the extension is back (reconcile): the debugger outlives a
+// stopped worker, and its attachment, kept for the clients that stay, kept
+// what the one that left set, its interception of every request included
+// (TestRedTeamLeavesWhileWorkerAway). Call with r.mu held.
+func (r *Relay) sendOwed(f *wire.Frame) {
+	owe := func() {
+		if len(r.owed) < maxOwed {
+			r.owed = append(r.owed, &wire.Frame{Method: f.Method, Params: f.Params, TabID: f.TabID, SessionID: f.SessionID})
+		}
+	}
+	err := r.b.GoNow(f, func(_ *wire.Frame, err error) {
+		if errors.Is(err, bridge.ErrExtensionGone) {
+			r.mu.Lock()
+			owe()
+			r.mu.Unlock()
+		}
+	})
+	if err != nil {
+		owe()
+	}
+}
+
+// payOwed sends the undoings owed to the tabs the extension still holds,
+// once it is back. Call with r.mu held.
+func (r *Relay) payOwed() {
+	owed := r.owed
+	r.owed = nil
+	for _, f := range owed {
+		if t := r.tabs[f.TabID]; t != nil && t.attached {
+			r.sendOwed(f)
 		}
 	}
 }

@@ -62,6 +62,13 @@ type Relay struct {
 	act       activity
 	clientSeq int64
 
+	// owed: undoings of what clients that left set on tabs, which no
+	// extension took; sent once one is back (sendOwed). Under mu.
+	owed []*wire.Frame
+	// lostCreates counts the createTargets whose extension went away
+	// before it answered: their tab may be open, no client's (under mu).
+	lostCreates int
+
 	// shared: opened by NewAllocator's one-line path, closed by the last
 	// of its users (under openMu).
 	shared bool
@@ -507,9 +514,20 @@ func (r *Relay) refreshTabs(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	seen := map[int64]bool{}
+	// A tab the extension opened and never reported to a createTarget
+	// (it went away first) is no client's: left to itself every client
+	// would list it as the person's, and it would stay open. With no
+	// createTarget on its way, an opened tab that no client claimed and
+	// no client was told of is one of those.
+	orphans := r.lostCreates > 0 && !r.opening()
+	var stray []int64
 	for _, ti := range tr.Targets {
 		seen[ti.TabID] = true
 		before := r.listers(r.tabs[ti.TabID])
+		if old := r.tabs[ti.TabID]; orphans && ti.Created && (old == nil || old.creator == nil && !old.announced && !old.kept) {
+			stray = append(stray, ti.TabID)
+			continue
+		}
 		if t := r.upsertTab(ti); t.targetID != "" {
 			if t.announced {
 				r.relist(t, before) // shared or unshared since its last report
@@ -522,7 +540,29 @@ func (r *Relay) refreshTabs(ctx context.Context) error {
 			r.tabGone(t, "target_closed")
 		}
 	}
+	if orphans {
+		r.lostCreates = 0
+	}
+	if len(stray) > 0 {
+		r.log.Info("closing tabs opened for a client the extension never told", "tabs", stray)
+		r.goWork(clientTimeout, func(ctx context.Context) {
+			for _, id := range stray {
+				r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: id})
+			}
+		})
+	}
 	return nil
+}
+
+// opening reports whether a createTarget is on its way. Call with r.mu
+// held.
+func (r *Relay) opening() bool {
+	for c := range r.clients {
+		if c.openingTabs > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // onFrame handles an event of the extension. It runs on the bridge's reader
@@ -643,6 +683,7 @@ func (r *Relay) reconcile(attached []int64) {
 			t.attached = true
 		}
 	}
+	r.payOwed()
 	r.pushPolicies()
 	r.goWork(clientTimeout, func(ctx context.Context) { r.refreshTabs(ctx) })
 }

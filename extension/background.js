@@ -628,6 +628,7 @@ async function pair(sock, f) {
   // A click on Pause or Resume between the hello and now reached no relay:
   // say the state again (the relay ignores a state it already has).
   send(sock, notifyText('ext.paused', { paused }));
+  tellHeldAway(sock);
   backoff.reset();
   setLastClose(null);
   pongs = false;
@@ -1139,8 +1140,57 @@ chrome.debugger.onEvent.addListener((source, method, params) => {
   // Sent at once, with no await in between, to keep CDP event order.
   if (state === 'ready' && ws && source.tabId !== undefined) {
     send(ws, eventText(method, params, source.tabId, source.sessionId));
+  } else if (method === 'Fetch.requestPaused' || method === 'Fetch.authRequired') {
+    holdAway(source, method, params);
   }
 });
+
+// Requests Chrome held (Fetch) while no bridge listened. The debugger
+// outlives a stopped worker, so Chrome goes on holding the page's requests
+// for a client that cannot hear of them: dropped, each left the page
+// waiting for good (TestRedTeamRequestPausedWhileWorkerAway). They are told
+// once the bridge welcomes us, or go on should it not within HELD_AWAY_MS.
+/** @type {Map<string, {text: string, timer: ReturnType<typeof setTimeout>}>} */
+const heldAway = new Map();
+const HELD_AWAY_MS = 10_000;
+const HELD_AWAY_MAX = 256;
+
+/**
+ * @param {chrome.debugger.DebuggerSession} source
+ * @param {string} method
+ * @param {unknown} params
+ */
+function holdAway(source, method, params) {
+  const requestId = /** @type {{requestId?: unknown}} */ (params ?? {}).requestId;
+  const tabId = source.tabId;
+  if (typeof requestId !== 'string' || tabId === undefined) return;
+  const key = `${tabId}/${source.sessionId ?? ''}/${requestId}`;
+  const go = () => {
+    heldAway.delete(key);
+    const target = { tabId, sessionId: source.sessionId };
+    const answer = method === 'Fetch.authRequired'
+      ? chrome.debugger.sendCommand(target, 'Fetch.continueWithAuth', { requestId, authChallengeResponse: { response: 'Default' } })
+      : chrome.debugger.sendCommand(target, 'Fetch.continueRequest', { requestId });
+    answer.catch(() => {}); // the request or its tab is gone: nothing waits
+  };
+  if (heldAway.size >= HELD_AWAY_MAX) {
+    go();
+    return;
+  }
+  heldAway.set(key, { text: eventText(method, params, tabId, source.sessionId), timer: setTimeout(go, HELD_AWAY_MS) });
+}
+
+/**
+ * Tells the bridge of the requests held while it was away.
+ * @param {WebSocket} sock
+ */
+function tellHeldAway(sock) {
+  for (const h of heldAway.values()) {
+    clearTimeout(h.timer);
+    send(sock, h.text);
+  }
+  heldAway.clear();
+}
 
 chrome.debugger.onDetach.addListener((source, reason) => {
   if (source.tabId === undefined) return;

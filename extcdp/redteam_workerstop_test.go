@@ -1,0 +1,155 @@
+package extcdp_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRedTeamWorkerStopsMidCommands: the extension's service worker stops
+// (as Chrome stops an idle one) while a client has commands of every kind
+// at it: a promise that never settles, a navigation to a server that does
+// not answer, a screenshot, a new tab, a mouse event. Each that reached
+// the extension is answered with an error at once, one still on its way
+// (behind another of its session) within the bridge's reconnect wait
+// (10 s), and so is a command sent while the worker is away; a new tab
+// waited two of them, the stop's error taken for a window that closed;
+// once the worker is back the
+// client's next commands work, and no tab is left open that no client
+// owns (but for one Chrome opened in the instant before the extension
+// could note it: logged).
+func TestRedTeamWorkerStopsMidCommands(t *testing.T) {
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer slow.Close()
+	defer close(release)
+
+	a := dialRaw(t)
+	a.bound = 30 * time.Second
+	tA := field(a.must("", "Target.createTarget", map[string]any{"url": site.URL + "/form?worker-stop"}), "targetId")
+	sA := a.attach(tA)
+	a.eval(sA, "1")
+	sN := a.attach(field(a.must("", "Target.createTarget", map[string]any{"url": site.URL + "/form?worker-stop-nav"}), "targetId"))
+	a.eval(sN, "1")
+
+	type inflight struct {
+		name string
+		err  chan error
+		took chan time.Duration
+	}
+	var all []inflight
+	start := func(name, session, method string, params any) {
+		f := inflight{name, make(chan error, 1), make(chan time.Duration, 1)}
+		all = append(all, f)
+		go func() {
+			m, err := a.send(session, method, params)
+			if err == nil && m.Error == nil {
+				f.err <- nil
+			} else if err != nil {
+				f.err <- err
+			} else {
+				f.err <- errorOf(m)
+			}
+		}()
+	}
+	start("evaluate of a promise that never settles", sA, "Runtime.evaluate", map[string]any{"expression": "new Promise(() => {})", "awaitPromise": true})
+	start("navigate to a server that does not answer", sN, "Page.navigate", map[string]any{"url": slow.URL + "/never"})
+	time.Sleep(300 * time.Millisecond)
+	u, err := env.User(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	start("screenshot", sA, "Page.captureScreenshot", map[string]any{"format": "png"})
+	start("new tab", "", "Target.createTarget", map[string]any{"url": site.URL + "/form?worker-stop-orphan"})
+	start("mouse event", sA, "Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": 10, "y": 10})
+	stopped := time.Now()
+	if err := u.StopWorker(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range all {
+		select {
+		case err := <-f.err:
+			t.Logf("%s: answered %v after the stop: %v", f.name, time.Since(stopped).Round(time.Millisecond), err)
+		case <-time.After(12 * time.Second):
+			t.Errorf("%s: no answer 12 s after the worker stopped", f.name)
+		}
+	}
+	// While the worker is away: an error within the reconnect wait.
+	s := time.Now()
+	_, err = a.call(sA, "Runtime.evaluate", map[string]any{"expression": "1"})
+	t.Logf("a command sent while the worker is away: %v after %v", err, time.Since(s).Round(time.Millisecond))
+	if time.Since(s) > 12*time.Second {
+		t.Errorf("a command sent while the worker is away took %v", time.Since(s))
+	}
+
+	// Wake the worker as Chrome would, with an event it listens to.
+	wake, err := u.OpenTab(context.Background(), "about:blank")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.CloseTab(context.Background(), wake)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := env.Bridge.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.eval(sA, "40 + 2"); got != "42" {
+		t.Errorf("after the worker came back: %s", got)
+	}
+	if _, err := a.call("", "Target.createTarget", map[string]any{"url": site.URL + "/form?worker-stop-after"}); err != nil {
+		t.Errorf("a new tab after the worker came back: %v", err)
+	}
+	// A leaves: every tab it asked for closes, the one whose opening
+	// the stop cut short included.
+	a.ws.CloseNow()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ts, err := u.Targets(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var left []string
+		for _, ti := range ts {
+			if ti.Type == "page" && strings.Contains(ti.URL, "worker-stop") {
+				left = append(left, ti.URL)
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			for _, ti := range ts {
+				if ti.Type == "page" && strings.Contains(ti.URL, "worker-stop") {
+					u.CloseTab(context.Background(), ti.TargetID)
+				}
+			}
+			// A tab Chrome opened before the stop let the extension note
+			// it as livetab's is, to the extension and the relay, one the
+			// person opened: left open (TestRedTeamLostCreateLeavesNoTab
+			// holds the relay to closing those the extension noted).
+			t.Logf("known limit: 10 s after its client left, a tab it asked for as the worker stopped is open: %v", left)
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func errorOf(m rawMsg) error {
+	return &cdpError{m.Error.Code, m.Error.Message}
+}
+
+type cdpError struct {
+	code int64
+	msg  string
+}
+
+func (e *cdpError) Error() string { return e.msg }
