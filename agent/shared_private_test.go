@@ -3,16 +3,11 @@ package agent
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/livetab/livetab/internal/browsertest"
+	"github.com/livetab/livetab/internal/testsite"
 	"github.com/livetab/livetab/policy"
 )
 
@@ -23,21 +18,9 @@ import (
 // rules never outlive its hold on the tab and never break the person's tab.
 func TestRedTeamSharedTabHeldOffPrivateAddressesOnlyWhileDriven(t *testing.T) {
 	env := browsertest.Start(t, browsertest.Options{DebugPort: true})
-	l, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hits atomic.Int64
-	private := &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-	})}}
-	private.Start()
-	t.Cleanup(private.Close)
-	st := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprintf(w, `<!doctype html><title>Router</title><script>setInterval(() => fetch('%s/tick', {mode: 'no-cors'}).catch(() => {}), 50)</script>`, private.URL)
-	}))
-	t.Cleanup(st.Close)
+	private := testsite.NewCounter(t, "127.0.0.2", "")
+	hits := &private.Hits
+	st := testsite.NewCounter(t, "127.0.0.1", fmt.Sprintf(`<!doctype html><title>Router</title><script>setInterval(() => fetch('%s/tick', {mode: 'no-cors'}).catch(() => {}), 50)</script>`, private.URL))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -83,15 +66,7 @@ func TestRedTeamSharedTabHeldOffPrivateAddressesOnlyWhileDriven(t *testing.T) {
 			s.Close()
 		}
 	})
-	ct, stt := mcp.NewInMemoryTransports()
-	if _, err := s.MCPServer().Connect(ctx, stt, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "livetab-test", Version: "v0"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := connect(t, s)
 	c := &client{cs}
 	c.ok(t, "browser_tabs", map[string]any{"action": "list"})
 	// An agent that does not drive it leaves the person's tab alone.

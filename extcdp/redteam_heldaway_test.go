@@ -1,7 +1,6 @@
 package extcdp_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -30,25 +29,9 @@ func TestRedTeamRequestPausedWhileWorkerAway(t *testing.T) {
 	a.must(sA, "Fetch.enable", map[string]any{"patterns": []any{map[string]any{"urlPattern": "*held-away-request*"}}})
 	// The page asks after the worker stopped.
 	a.eval(sA, `setTimeout(() => fetch('`+srv.URL+`/held-away-request').then(r => r.text()).then(v => window.got = v, e => window.got = 'failed: ' + e), 1500), 1`)
-	u, err := env.User(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer u.Close()
-	if err := u.StopWorker(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	u := stopWorker(t)
 	time.Sleep(2500 * time.Millisecond)
-	wake, err := u.OpenTab(context.Background(), "about:blank")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.CloseTab(context.Background(), wake)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := env.Bridge.WaitConnected(ctx); err != nil {
-		t.Fatal(err)
-	}
+	wakeWorker(t, u)
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		select {

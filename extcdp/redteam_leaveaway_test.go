@@ -1,7 +1,6 @@
 package extcdp_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -25,29 +24,13 @@ func TestRedTeamLeavesWhileWorkerAway(t *testing.T) {
 	a.must(sa, "Emulation.setTimezoneOverride", map[string]any{"timezoneId": "Pacific/Fiji"})
 	a.must(sa, "Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": "window.leftBehind = 1"})
 	a.must(sa, "Fetch.enable", map[string]any{"patterns": []any{map[string]any{"urlPattern": "*"}}})
-	u, err := env.User(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer u.Close()
-	if err := u.StopWorker(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	u := stopWorker(t)
 	for env.Bridge.Connected() {
 		time.Sleep(10 * time.Millisecond)
 	}
 	a.ws.CloseNow()
 	time.Sleep(300 * time.Millisecond) // the relay has seen A leave
-	wake, err := u.OpenTab(context.Background(), "about:blank")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.CloseTab(context.Background(), wake)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := env.Bridge.WaitConnected(ctx); err != nil {
-		t.Fatal(err)
-	}
+	wakeWorker(t, u)
 	time.Sleep(300 * time.Millisecond) // the hello reached the relay
 	b.bound = 5 * time.Second
 	var left []string

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/livetab/livetab/internal/browsertest"
 )
 
 // TestRedTeamWorkerStopsMidCommands: the extension's service worker stops
@@ -92,16 +94,7 @@ func TestRedTeamWorkerStopsMidCommands(t *testing.T) {
 	}
 
 	// Wake the worker as Chrome would, with an event it listens to.
-	wake, err := u.OpenTab(context.Background(), "about:blank")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.CloseTab(context.Background(), wake)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := env.Bridge.WaitConnected(ctx); err != nil {
-		t.Fatal(err)
-	}
+	wakeWorker(t, u)
 	if got := a.eval(sA, "40 + 2"); got != "42" {
 		t.Errorf("after the worker came back: %s", got)
 	}
@@ -153,3 +146,36 @@ type cdpError struct {
 }
 
 func (e *cdpError) Error() string { return e.msg }
+
+// wakeWorker wakes the extension's stopped worker as Chrome would, with an
+// event it listens to (a tab opened and closed), and waits until it is
+// connected again.
+func wakeWorker(t *testing.T, u *browsertest.User) {
+	t.Helper()
+	wake, err := u.OpenTab(context.Background(), "about:blank")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.CloseTab(context.Background(), wake)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := env.Bridge.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stopWorker stops the extension's service worker, as Chrome stops an idle
+// one, and returns the person's connection that stopped it (closed with
+// the test).
+func stopWorker(t *testing.T) *browsertest.User {
+	t.Helper()
+	u, err := env.User(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(u.Close)
+	if err := u.StopWorker(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}

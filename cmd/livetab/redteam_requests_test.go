@@ -249,10 +249,7 @@ func TestRedTeamHostileRequestsMoreWays(t *testing.T) {
 		}
 		return out
 	}
-	for time.Now().Before(deadline) && len(missing()) > 0 {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if m := missing(); len(m) > 0 {
+	if m := awaitNone(time.Until(deadline), missing); len(m) > 0 {
 		t.Errorf("the control never reached the allowed server for %v: those vectors do not work", m)
 	}
 	t.Logf("control: the allowed server saw %v; connections %v", allowed.paths(), conns(good))
@@ -297,10 +294,7 @@ func TestRedTeamHostileRequestsWhileTheTabsChange(t *testing.T) {
 	forbidden := newRecorder(t, "127.0.0.2", func(string) string { return "secret" })
 	allowed := newRecorder(t, "127.0.0.3", func(string) string { return "fine" })
 	hostile := newRecorder(t, "127.0.0.1", func(path string) string {
-		to := forbidden.URL
-		if strings.HasPrefix(path, "/ok") {
-			to = allowed.URL
-		}
+		to := toward(path, forbidden, allowed)
 		// At once, then every 50 ms, each request its own path.
 		return fmt.Sprintf(`<!doctype html><title>hostile</title><script>let n = 0; const ask = () => `+
 			`fetch('%s/tick' + location.pathname.replace(/\//g, '-') + '-' + (n++), {mode: 'no-cors'}).catch(() => {}); ask(); setInterval(ask, 50)</script>`, to)
@@ -361,10 +355,7 @@ func TestRedTeamHostileRequestsAfterTheAgentEnds(t *testing.T) {
 	forbidden := newRecorder(t, "127.0.0.2", func(string) string { return "secret" })
 	allowed := newRecorder(t, "127.0.0.3", func(string) string { return "fine" })
 	hostile := newRecorder(t, "127.0.0.1", func(path string) string {
-		to := forbidden.URL
-		if strings.HasPrefix(path, "/ok") {
-			to = allowed.URL
-		}
+		to := toward(path, forbidden, allowed)
 		return fmt.Sprintf(`<!doctype html><title>hostile</title><script>setInterval(() => `+
 			`fetch('%[1]s/tick' + location.pathname.replace(/\//g, '-'), {mode: 'no-cors'}).catch(() => {}), 50)</script>`+
 			`<button onclick="window.open('%[2]s/popup')">open</button>`, to, strings.TrimSuffix(path, "/"))

@@ -96,7 +96,6 @@ func TestRedTeamHostileSubresourcesStayOffPrivateAddresses(t *testing.T) {
 
 	// The control: toward an allowed server, every vector asks.
 	visit(hostile.URL + "/ok")
-	deadline := time.Now().Add(5 * time.Second)
 	missing := func() []string {
 		var out []string
 		for _, p := range expected {
@@ -106,10 +105,7 @@ func TestRedTeamHostileSubresourcesStayOffPrivateAddresses(t *testing.T) {
 		}
 		return out
 	}
-	for time.Now().Before(deadline) && len(missing()) > 0 {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if m := missing(); len(m) > 0 {
+	if m := awaitNone(5*time.Second, missing); len(m) > 0 {
 		t.Errorf("the control never reached the allowed server for %v: those vectors do not work", m)
 	}
 
@@ -118,4 +114,24 @@ func TestRedTeamHostileSubresourcesStayOffPrivateAddresses(t *testing.T) {
 	if got := forbidden.paths(); len(got) > 0 {
 		t.Errorf("the hostile page reached %s: %v", forbidden.URL, got)
 	}
+}
+
+// awaitNone waits up to d for missing to report nothing, and returns what
+// it reports last.
+func awaitNone(d time.Duration, missing func() []string) []string {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) && len(missing()) > 0 {
+		time.Sleep(100 * time.Millisecond)
+	}
+	return missing()
+}
+
+// toward is where a hostile page of the red-team tests sends its requests:
+// the allowed server for the control (a path under /ok), else the
+// forbidden one.
+func toward(path string, forbidden, allowed *recorder) string {
+	if strings.HasPrefix(path, "/ok") {
+		return allowed.URL
+	}
+	return forbidden.URL
 }
