@@ -568,7 +568,7 @@ func (c *Client) closeTarget(ctx context.Context, m *cdproto.Message, sid target
 		}
 	}
 	if t != nil && !isChild && (t.created || c.ownPopup(t)) {
-		if _, err := r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: t.id}); err != nil {
+		if _, err := r.b.Call(ctx, wire.CloseTab, 0, c.closeParams(t)); err != nil {
 			c.failErr(m.ID, sid, fmt.Errorf("livetab: closing tab %d: %w", t.id, err))
 			return
 		}

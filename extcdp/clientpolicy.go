@@ -151,12 +151,21 @@ func (r *Relay) pushPolicies() {
 }
 
 // drivenTabs lists the tabs c alone has sessions on, itself or on a frame
-// of it, in order. A tab another client drives too is left out: c's
+// of it, and the open tabs c opened (or its pages did) whatever its
+// sessions, in order. A tab another client drives too is left out: c's
 // policy binds c only, and must not hold the other's loads (the relay
-// still ends c's sessions there when the tab leaves c's domains). Call
-// with r.mu held.
+// still ends c's sessions there when the tab leaves c's domains).
+// A tab c opened stays held while c has no session on it: chromedp
+// detaches from a tab before it closes it, and the page in it went on
+// running, free of c's policy, until it was gone
+// (TestRedTeamHostileRequestsOfANewTab). Call with r.mu held.
 func (r *Relay) drivenTabs(c *Client) []int64 {
 	mine, shared := map[int64]bool{}, map[int64]bool{}
+	for _, t := range r.tabs {
+		if t.creator == c && !t.closed {
+			mine[t.id] = true
+		}
+	}
 	for _, s := range r.sessions {
 		if s.tab == nil {
 			continue
@@ -452,4 +461,12 @@ func (c *Client) refuseHistoryEntry(m *cdproto.Message, t *tab, sid string) bool
 		}
 	}
 	return false // Chrome answers an entry it does not have
+}
+
+// closeParams closes t for c: quietly when c's policy holds its tabs'
+// requests, so that the page's unload runs none of its scripts.
+func (c *Client) closeParams(t *tab) wire.CloseTabParams {
+	c.r.mu.Lock()
+	defer c.r.mu.Unlock()
+	return wire.CloseTabParams{TabID: t.id, Quiet: c.pol.holdsTabs()}
 }

@@ -48,9 +48,10 @@ func (r *Relay) closeCreated(c *Client) {
 		}
 	}
 	if len(mine) > 0 {
+		quiet := c.pol.holdsTabs() // as closeTarget: the unload runs as no tab's
 		r.goWork(clientTimeout, func(ctx context.Context) {
 			for _, id := range mine {
-				r.b.Call(ctx, wire.CloseTab, 0, wire.TabParams{TabID: id})
+				r.b.Call(ctx, wire.CloseTab, 0, wire.CloseTabParams{TabID: id, Quiet: quiet})
 			}
 		})
 	}

@@ -142,6 +142,7 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 		mine := t != nil && t.creator == c
 		if mine {
 			t.creator, t.created, t.kept = nil, false, true
+			r.syncDrivenTabs(c) // the person's now: held only while c drives it
 		}
 		r.mu.Unlock()
 		switch {

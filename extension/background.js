@@ -200,6 +200,43 @@ function dropPolicies() {
 // outlive it) would hold the person's tabs until the next connection.
 void refreshRules().catch(() => {});
 
+/** @type {Map<number, Promise<void>>} The tabs ext.detach is letting go of. */
+const detaching = new Map();
+
+// How long a tab closed quietly waits for its page to stop its scripts.
+const QUIET_MS = 500;
+
+/**
+ * Stops the scripts of a tab about to close. Chrome runs a closing tab's
+ * unload in the background, out of the tab strip: its requests then
+ * belong to no tab (tabId -1), out of the reach of every rule that names
+ * tabs, and its timers and pagehide handlers kept reaching private
+ * addresses after the agent closed it (TestRedTeamHostileRequestsOfANewTab).
+ * Bounded: a page that loops answers nothing, and is closed anyway; so
+ * is a tab another debugger holds.
+ * @param {number} tabId
+ */
+async function quieten(tabId) {
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer;
+  const stop = async () => {
+    // A client detaches before it closes (chromedp does): attached again
+    // for the one command once that detach is done (it would undo the
+    // command), and never let go (the tab goes).
+    await detaching.get(tabId);
+    if (!ours.has(tabId)) await chrome.debugger.attach({ tabId }, '1.3');
+    await chrome.debugger.sendCommand({ tabId }, 'Emulation.setScriptExecutionDisabled', { value: true });
+    // Disabled scripts still ran a timer's callback: a frozen page runs
+    // no task at all.
+    await chrome.debugger.sendCommand({ tabId }, 'Page.setWebLifecycleState', { state: 'frozen' });
+  };
+  await Promise.race([
+    stop().catch(() => {}),
+    new Promise((resolve) => { timer = setTimeout(resolve, QUIET_MS); }),
+  ]);
+  clearTimeout(timer);
+}
+
 /**
  * Detaches from a tab the policy no longer allows, and tells the bridge.
  * @param {number} tabId
@@ -897,11 +934,15 @@ const ops = {
 
   async 'ext.detach'(params) {
     const tabId = tabIdOf(params, 'ext.detach');
+    const done = chrome.debugger.detach({ tabId });
+    detaching.set(tabId, done.catch(() => {}));
     try {
-      await chrome.debugger.detach({ tabId });
+      await done;
     } catch (e) {
       // Detaching what is not attached is what the caller wanted anyway.
       if (!/not attached/i.test(parseError(e).message)) throw e;
+    } finally {
+      detaching.delete(tabId);
     }
     if (ours.delete(tabId)) publish();
     return {};
@@ -955,7 +996,9 @@ const ops = {
   },
 
   async 'ext.closeTab'(params) {
-    await chrome.tabs.remove(tabIdOf(params, 'ext.closeTab'));
+    const tabId = tabIdOf(params, 'ext.closeTab');
+    if (params.quiet === true) await quieten(tabId);
+    await chrome.tabs.remove(tabId);
     return {};
   },
 

@@ -396,3 +396,49 @@ func TestRedTeamHostileRequestsAfterTheAgentEnds(t *testing.T) {
 		t.Errorf("after the agent ended, its tabs reached %s: %v", forbidden.URL, got)
 	}
 }
+
+// A tab the agent opens straight on a hostile page asks for a loopback
+// address in its very first response, before any script runs (an image
+// the parser meets at once, a preload, a fetch of an inline script), then
+// every 5 ms, and as it goes (unload, timers). The agent closes it:
+// chromedp detaches from a tab before it closes it, so the relay told the
+// extension the tab was no longer the agent's in between, and Chrome runs
+// a closing tab's unload and timers as tab -1, which the rules exclude
+// (15 requests from 10 tabs before the fix). A tab the agent opened stays
+// held until it is gone, and closes frozen with its scripts off.
+func TestRedTeamHostileRequestsOfANewTab(t *testing.T) {
+	s := needShared(t)
+	forbidden := newRecorder(t, "127.0.0.2", func(string) string { return "secret" })
+	allowed := newRecorder(t, "127.0.0.3", func(string) string { return "fine" })
+	hostile := newRecorder(t, "127.0.0.1", func(path string) string {
+		to := toward(path, forbidden, allowed) + "/first" + strings.ReplaceAll(path, "/", "-")
+		return fmt.Sprintf(`<!doctype html><link rel=preload as=image href="%[1]s-preload"><img src="%[1]s-img">`+
+			`<script>const ask = (n) => fetch('%[1]s-' + n, {mode: 'no-cors'}).catch(() => {}); ask('fetch'); `+
+			`setInterval(() => ask('tick'), 5); addEventListener('pagehide', () => ask('hide'))</script><title>hostile</title>`, to)
+	})
+	c := startMCP(t, s.home, nil, "--allow-domain", "127.0.0.1", "--allow-domain", "127.0.0.3")
+	c.ok(t, "browser_navigate", map[string]any{"url": hostile.URL + "/ok"})
+	first := currentTab(t, c)
+	open := func(path string) {
+		c.ok(t, "browser_tabs", map[string]any{"action": "open", "url": hostile.URL + path})
+		c.ok(t, "browser_tabs", map[string]any{"action": "close", "tab": currentTab(t, c)})
+		c.ok(t, "browser_tabs", map[string]any{"action": "switch", "tab": first})
+	}
+	// The control: toward an allowed server each new tab does ask.
+	for i := 0; i < 2; i++ {
+		open(fmt.Sprintf("/ok/%d", i))
+	}
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end) && !allowed.hit("/first-ok-1-fetch"); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !allowed.hit("/first-ok-0-img") || !allowed.hit("/first-ok-1-fetch") {
+		t.Fatalf("the control: the new tabs did not ask the allowed server (%v)", allowed.paths())
+	}
+	for i := 0; i < 6; i++ {
+		open(fmt.Sprintf("/new/%d", i))
+	}
+	time.Sleep(time.Second)
+	if got := forbidden.paths(); len(got) > 0 {
+		t.Errorf("a new tab of the agent's reached %s %d times: %v", forbidden.URL, len(got), got)
+	}
+}

@@ -50,7 +50,7 @@
 //	ext.unguard     {tabId}                 → {}   a popup whose opener no client with a policy drives: the
 //	                                               extension's popup rules let go of it and load again a first
 //	                                               load they blocked
-//	ext.closeTab    {tabId}                 → {}
+//	ext.closeTab    {tabId, quiet?}         → {}
 //	ext.activateTab {tabId}                 → {}
 //	ext.window      {tabId}                 → {windowId, left, top, width, height, state, contentWidth, contentHeight}
 //	ext.setWindow   {tabId, only, left?, top?, width?, height?, state?, contentWidth?, contentHeight?} → {}
@@ -316,6 +316,15 @@ type TabParams struct {
 type DetachedParams struct {
 	TabID  int64  `json:"tabId"`
 	Reason string `json:"reason"`
+}
+
+// CloseTabParams is the payload of ext.closeTab.
+type CloseTabParams struct {
+	TabID int64 `json:"tabId"`
+	// Quiet stops the page's scripts before the tab closes: Chrome runs
+	// a closing tab's unload out of the tab strip, where its requests
+	// belong to no tab and no rule that names the tab holds them.
+	Quiet bool `json:"quiet,omitzero"`
 }
 
 // CreateTabParams is the payload of ext.createTab.
