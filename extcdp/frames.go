@@ -256,10 +256,15 @@ func (r *Relay) mainNavigated(t *tab, params jsonv2.Value) {
 	if p.Frame.UnreachableURL != "" {
 		url = p.Frame.UnreachableURL
 	}
-	if url == "" || url == t.info.URL {
-		return
+	switch {
+	case url == "":
+	case url == t.info.URL:
+		// Known already (a tab report or refresh came first), but not
+		// necessarily acted on for the sessions there now.
+		r.enforcePolicies(t)
+	default:
+		r.moveTo(t, url)
 	}
-	r.moveTo(t, url)
 }
 
 // refuseUnwatched makes sure, before the first command of a session of a

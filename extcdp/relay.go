@@ -529,6 +529,10 @@ func (r *Relay) refreshTabs(ctx context.Context) error {
 			continue
 		}
 		if t := r.upsertTab(ti); t.targetID != "" {
+			// As a tab update: the tab may have left a client's domains
+			// since its last report, and mainNavigated takes a URL the
+			// relay already has for one it has acted on.
+			r.enforcePolicies(t)
 			if t.announced {
 				r.relist(t, before) // shared or unshared since its last report
 			}
