@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/chromedp/cdproto"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
@@ -116,6 +117,9 @@ type downloadState struct {
 	finished []*download
 	// open counts the records of downloads not done; seq numbers them.
 	open, seq int64
+	// unsettled are the Livetab.downloadBlob downloads in flight or
+	// failed in the last minute (blobs.go).
+	unsettled []unsettled
 }
 
 // maxFinishedDownloads is how many finished downloads the relay keeps: a
@@ -531,6 +535,12 @@ func (c *Client) downloadBlob(ctx context.Context, m *cdproto.Message, sid targe
 		c.fail(m.ID, sid, -32602, fmt.Sprintf("%s: %.80q is neither a blob: URL nor an http(s) URL; other URLs download through the page (a link, a navigation)", m.Method, p.URL))
 		return
 	}
+	if strings.HasPrefix(p.URL, "blob:") {
+		if err := c.checkBlob(t, p.URL); err != nil {
+			c.failErr(m.ID, sid, err)
+			return
+		}
+	}
 	name := p.Filename
 	if !safeFilename.MatchString(name) {
 		name = ""
@@ -540,6 +550,11 @@ func (c *Client) downloadBlob(ctx context.Context, m *cdproto.Message, sid targe
 	dl := &download{guid: "livetab-blob-" + hex.EncodeToString(id[:]), url: p.URL, tab: t, origin: originOf(p.URL)}
 	r.mu.Lock()
 	r.downloads.init()
+	if wait, ok := r.downloads.admit(dl, time.Now()); !ok {
+		r.mu.Unlock()
+		c.fail(m.ID, sid, -32000, fmt.Sprintf("livetab: %d Livetab.downloadBlob downloads are in flight or failed in the last minute, the most livetab lets Chrome have (failed downloads by the hundred crash the extension): retry in %s, and download only URLs that exist", maxUnsettled, wait.Round(time.Second)))
+		return
+	}
 	r.downloads.byGUID[dl.guid] = dl
 	r.downloads.track(dl)
 	// Announced before the extension starts it, so that no report of

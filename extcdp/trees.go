@@ -120,7 +120,8 @@ func (c *Client) countTree(t *tab, sid string, frame target.ID) (int64, error) {
 
 // worldEval evaluates expr in treeWorld of the attachment's frame, where
 // the page's scripts cannot change what it reads, and returns
-// Runtime.evaluate's result by value. Each call waits at most probeTimeout.
+// Runtime.evaluate's result by value, a promise's once it settles. Each call
+// waits at most probeTimeout.
 func (c *Client) worldEval(t *tab, sid string, frame target.ID, expr string) (jsonv2.Value, error) {
 	type result struct {
 		v   jsonv2.Value
@@ -146,5 +147,5 @@ func (c *Client) worldEval(t *tab, sid string, frame target.ID, expr string) (js
 	if err := jsonv2.Unmarshal(res, &w, wire.Options); err != nil {
 		return nil, err
 	}
-	return call(cdproto.CommandRuntimeEvaluate, map[string]any{"expression": expr, "contextId": w.ExecutionContextID, "returnByValue": true})
+	return call(cdproto.CommandRuntimeEvaluate, map[string]any{"expression": expr, "contextId": w.ExecutionContextID, "returnByValue": true, "awaitPromise": true})
 }

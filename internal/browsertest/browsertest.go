@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,6 +119,10 @@ func StartEnv(opts Options) (*Env, error) {
 		SitePerProcess: opts.SitePerProcess,
 		UserDataDir:    dir + "/profile",
 		Stderr:         stderr,
+	}
+	// Extra flags for a look inside, e.g. --enable-logging=stderr.
+	if f := os.Getenv("LIVETAB_TEST_CHROME_FLAGS"); f != "" {
+		env.launch.Flags = strings.Fields(f)
 	}
 	if err := env.startBrowser(); err != nil {
 		env.Close()
