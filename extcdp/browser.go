@@ -391,6 +391,11 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 		NewWindow: p.NewWindow != nil && *p.NewWindow,
 		Active:    p.Background == nil || !*p.Background,
 	}
+	if c.pol.holdsTabs() {
+		// The tab loads as Chrome creates it, before the relay could list
+		// it as c's (TestRedTeamFirstMomentOfANewTab).
+		params.HoldFor = c.pol.owner
+	}
 	if !params.NewWindow {
 		// A tab not asked for in a new window joins the window of the
 		// client's newest tab in its context (Chrome's "last active window"

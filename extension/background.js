@@ -96,6 +96,13 @@ const shared = new Set();
 const created = new Set();
 /** @type {Map<string, import('./lib/policy.js').Policy>} */
 const owners = new Map();
+/**
+ * Tabs opened for an owner whose policy holds its tabs, by owner, until
+ * the owner's policy lists them (ext.createTab's holdFor): a tab loads as
+ * Chrome creates it, before the relay can tell which client's it is.
+ * @type {Map<number, string>}
+ */
+const holding = new Map();
 /** @type {Set<number>} Tabs opened by pages of livetab's tabs, and by their popups. */
 const born = new Set();
 /**
@@ -162,13 +169,14 @@ function refreshRules() {
       const tabs = await chrome.tabs.query({});
       excluded = /** @type {number[]} */ (tabs.map((t) => t.id).filter((id) => id !== undefined && !born.has(id) && !maybe.has(id)));
       let id = FIRST_RULE_ID;
-      for (const pol of owners.values()) {
+      for (const [owner, pol] of owners) {
         const more = popupRules(pol, excluded, id);
         id += more.length;
         rules = rules.concat(more);
         const mine = new Set(pol.tabs ?? []);
+        for (const [tabId, o] of holding) if (o === owner) mine.add(tabId);
         const others = tabs.map((t) => t.id).filter((x) => x !== undefined && !mine.has(x));
-        const held = drivenRules(pol, /** @type {number[]} */ (others), id);
+        const held = drivenRules(mine.size ? { ...pol, tabs: [...mine] } : pol, /** @type {number[]} */ (others), id);
         id += held.length;
         rules = rules.concat(held);
       }
@@ -190,6 +198,7 @@ function refreshRules() {
 
 /** Drops every owner's policy: the connection that set them is gone. */
 function dropPolicies() {
+  holding.clear();
   if (!owners.size) return;
   owners.clear();
   void refreshRules().catch(() => {});
@@ -958,27 +967,43 @@ const ops = {
     const url = typeof params.url === 'string' && params.url ? params.url : 'about:blank';
     await restored;
     const active = params.active === true;
+    // For a client whose policy holds its tabs, the tab opens blank, joins
+    // the policy's rules, and only then loads: opened on its URL, a
+    // hostile page's first requests went out before the relay could list
+    // the tab as the client's (TestRedTeamFirstMomentOfANewTab).
+    const holdFor = typeof params.holdFor === 'string' && owners.has(params.holdFor) ? params.holdFor : '';
+    const first = holdFor ? 'about:blank' : url;
     /** @type {chrome.tabs.Tab | undefined} */
     let tab;
     if (params.newWindow === true) {
-      const win = await chrome.windows.create({ url, focused: active });
+      const win = await chrome.windows.create({ url: first, focused: active });
       tab = win?.tabs?.[0];
     } else if (typeof params.windowId === 'number') {
-      tab = await chrome.tabs.create({ url, active, windowId: params.windowId });
+      tab = await chrome.tabs.create({ url: first, active, windowId: params.windowId });
     } else {
-      tab = await chrome.tabs.create({ url, active });
+      tab = await chrome.tabs.create({ url: first, active });
     }
     if (!tab || tab.id === undefined) throw new Error(`livetab: Chrome created no tab for ${url}`);
-    created.add(tab.id);
+    const id = tab.id;
+    created.add(id);
     persist();
-    const target = await targetOf(tab.id, CREATE_WAIT_MS);
-    return tabInfo(tab, target, ours.has(tab.id), { created: true });
+    if (holdFor) {
+      holding.set(id, holdFor);
+      await refreshRules();
+      if (url !== first) tab = await chrome.tabs.update(id, { url }) ?? tab;
+    }
+    const target = await targetOf(id, CREATE_WAIT_MS);
+    return tabInfo(tab, target, ours.has(id), { created: true });
   },
 
   async 'ext.setPolicy'(params) {
     const owner = policyOwner(params);
     const pol = parsePolicy(params);
     if (pol.sharedOnly || pol.domains.length || pol.blockPrivate) owners.set(owner, pol); else owners.delete(owner);
+    // A tab held for the owner is the policy's own once it lists it.
+    for (const [tabId, o] of holding) {
+      if (o === owner && (!owners.has(owner) || pol.tabs?.includes(tabId))) holding.delete(tabId);
+    }
     await refreshRules();
     return {};
   },
@@ -1443,6 +1468,7 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
 
 chrome.tabs.onRemoved.addListener((tabId) => {
   ours.delete(tabId);
+  holding.delete(tabId);
   maybe.delete(tabId);
   unguarded.delete(tabId);
   blockedLoads.delete(tabId);

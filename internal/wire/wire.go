@@ -46,7 +46,7 @@
 //	ext.attach      {tabId}                 → {targetId}   chrome.debugger.attach(…, "1.3"); "already attached" counts as success
 //	ext.detach      {tabId}                 → {}
 //	ext.targets     {}                      → {targets:[TabInfo]}   every tab, with its CDP targetId
-//	ext.createTab   {url, newWindow, active, windowId?} → TabInfo
+//	ext.createTab   {url, newWindow, active, windowId?, holdFor?} → TabInfo
 //	ext.unguard     {tabId}                 → {}   a popup whose opener no client with a policy drives: the
 //	                                               extension's popup rules let go of it and load again a first
 //	                                               load they blocked
@@ -334,6 +334,10 @@ type CreateTabParams struct {
 	Active    bool   `json:"active,omitzero"`
 	// WindowID opens the tab in that window (of the client's own tabs).
 	WindowID int64 `json:"windowId,omitzero"`
+	// HoldFor is the owner of an ext.setPolicy that holds the tabs it
+	// drives: the extension adds the new tab to that policy's tabs before
+	// the tab loads anything, so that its first requests are held too.
+	HoldFor string `json:"holdFor,omitzero"`
 }
 
 // TargetsResult is the result of ext.targets.

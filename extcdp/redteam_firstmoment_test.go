@@ -1,0 +1,53 @@
+package extcdp_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/livetab/livetab/internal/testsite"
+	"github.com/livetab/livetab/livetabcdp"
+)
+
+// TestRedTeamFirstMomentOfANewTab: a client held off private addresses
+// opens tabs straight onto a hostile page of an allowed host, whose first
+// script and first image ask another loopback address. The tab loads as it
+// is created, before the relay has told the extension that the tab is the
+// client's: its first requests went out unheld (1 of about 120 in a loaded
+// CI run of TestRedTeamHostileRequestsWhileTheTabsChange). The extension
+// holds a tab created for such a client before it loads anything.
+func TestRedTeamFirstMomentOfANewTab(t *testing.T) {
+	srv, tok := endpoint(t)
+	forbidden := testsite.NewCounter(t, "127.0.0.2", "secret")
+	hostile := testsite.NewCounter(t, "127.0.0.1", fmt.Sprintf(`<!doctype html><title>hostile</title>`+
+		`<img src="%[1]s/img"><script>fetch("%[1]s/fetch", {mode: "no-cors"}).catch(() => {}); new Image().src = "%[1]s/script-img"</script>`, forbidden.URL))
+	a := dialRawTo(t, srv, tok)
+	a.must("", livetabcdp.CommandSetPolicy, map[string]any{"domains": []string{"127.0.0.1"}, "blockPrivate": true, "privateAllowed": []string{"127.0.0.1"}})
+	// Four at a time: each new tab makes the extension work out its rules
+	// again, which is when a tab not yet listed as the client's fell out of
+	// the rules that hold new tabs.
+	const n = 16
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.must("", "Target.createTarget", map[string]any{"url": fmt.Sprintf("%s/tab-%d", hostile.URL, i)})
+		}()
+		if i%4 == 3 {
+			wg.Wait()
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for hostile.Hits.Load() < n && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := hostile.Hits.Load(); got < n {
+		t.Fatalf("the hostile page was loaded %d times of %d", got, n)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if got := forbidden.Hits.Load(); got > 0 {
+		t.Fatalf("the first moments of %d new tabs reached %s %d times", n, forbidden.URL, got)
+	}
+}
