@@ -81,6 +81,9 @@ type Client struct {
 	pol clientPolicy
 	// closing holds the tabs of a closed client that are being closed.
 	closing map[int64]bool
+	// shutting are the closes of c's tabs under way, each closed when its
+	// tabs are gone; under the relay's mu. c's policy holds them until then.
+	shutting []chan struct{}
 	// sessions counts the client's sessions (maxSessions).
 	sessions int
 	// maxTabs bounds the tabs the client may have open (0: no bound, the
@@ -245,7 +248,19 @@ func (c *Client) Close() {
 	}
 
 	c.release()
-	c.dropPolicy()
+	// The policy ends once the tabs it holds are gone: dropped first, a
+	// popup still waiting for its close ran free in between and reached a
+	// private address (TestRedTeamHostileRequestsAfterTheAgentEnds, once
+	// in a CI run).
+	c.r.mu.Lock()
+	shutting := c.shutting
+	c.r.mu.Unlock()
+	go func() {
+		for _, ch := range shutting {
+			<-ch
+		}
+		c.dropPolicy()
+	}()
 }
 
 func (c *Client) reply(id int64, sid target.SessionID, result any) {

@@ -2,6 +2,7 @@ package extcdp
 
 import (
 	"context"
+	"sync"
 
 	"github.com/livetab/livetab/internal/wire"
 )
@@ -47,14 +48,29 @@ func (r *Relay) closeCreated(c *Client) {
 			mine = append(mine, t.id)
 		}
 	}
-	if len(mine) > 0 {
-		quiet := c.pol.holdsTabs() // as closeTarget: the unload runs as no tab's
-		r.goWork(clientTimeout, func(ctx context.Context) {
-			for _, id := range mine {
-				r.b.Call(ctx, wire.CloseTab, 0, wire.CloseTabParams{TabID: id, Quiet: quiet})
-			}
-		})
+	if len(mine) == 0 || !r.addWork() {
+		return
 	}
+	// All at once: one after the other, each quiet close (up to 500 ms)
+	// left the next tab running that long.
+	quiet := c.pol.holdsTabs() // as closeTarget: the unload runs as no tab's
+	closed := make(chan struct{})
+	c.shutting = append(c.shutting, closed)
+	go func() {
+		defer r.work.Done()
+		defer close(closed)
+		ctx, cancel := context.WithTimeout(r.ctx, clientTimeout)
+		defer cancel()
+		var wg sync.WaitGroup
+		for _, id := range mine {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.b.Call(ctx, wire.CloseTab, 0, wire.CloseTabParams{TabID: id, Quiet: quiet})
+			}()
+		}
+		wg.Wait()
+	}()
 }
 
 // leftBehind runs after a lane handled a command: if the client closed in

@@ -51,3 +51,35 @@ func TestRedTeamFirstMomentOfANewTab(t *testing.T) {
 		t.Fatalf("the first moments of %d new tabs reached %s %d times", n, forbidden.URL, got)
 	}
 }
+
+// TestRedTeamTabsOfAnEndingClientStayHeld: a client held off private
+// addresses has four tabs on a hostile page that asks another loopback
+// address every 20 ms, and ends. Its tabs close with it, but its policy
+// was dropped at once while they closed one after the other (each quietly,
+// up to 500 ms): the tabs still waiting ran free and reached the address.
+// The policy now ends once its tabs are gone, and they close together.
+func TestRedTeamTabsOfAnEndingClientStayHeld(t *testing.T) {
+	srv, tok := endpoint(t)
+	forbidden := testsite.NewCounter(t, "127.0.0.2", "secret")
+	hostile := testsite.NewCounter(t, "127.0.0.1", fmt.Sprintf(`<!doctype html><title>hostile</title>`+
+		`<script>setInterval(() => fetch("%s/tick", {mode: "no-cors"}).catch(() => {}), 20)</script>`, forbidden.URL))
+	a := dialRawTo(t, srv, tok)
+	a.must("", livetabcdp.CommandSetPolicy, map[string]any{"domains": []string{"127.0.0.1"}, "blockPrivate": true, "privateAllowed": []string{"127.0.0.1"}})
+	const n = 4
+	for i := range n {
+		_, sid := a.open(fmt.Sprintf("%s/tab-%d", hostile.URL, i))
+		a.eval(sid, "document.title") // loaded
+	}
+	time.Sleep(300 * time.Millisecond)
+	if got := forbidden.Hits.Load(); got > 0 {
+		t.Fatalf("the held tabs reached %s %d times while the client was there", forbidden.URL, got)
+	}
+	a.ws.CloseNow()
+	// Closed within about a second (each at most 500 ms to freeze); a tab
+	// left open would go on asking.
+	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond)
+	if got := forbidden.Hits.Load(); got > 0 {
+		t.Fatalf("the tabs of a client that ended reached %s %d times as they closed", forbidden.URL, got)
+	}
+}

@@ -115,7 +115,7 @@ func TestRedTeamDownloadFloodIsBounded(t *testing.T) {
 	a.must("", "Browser.setDownloadBehavior", map[string]any{"behavior": "allowAndName", "downloadPath": dir, "eventsEnabled": true})
 	blob := a.eval(sid, "URL.createObjectURL(new Blob(['flood']))")
 	before := env.Relay.Counts()["downloads"]
-	const n = 300 // more than the finished downloads the relay keeps
+	const n = 270 // more than the finished downloads the relay keeps
 	var wg sync.WaitGroup
 	var refused atomic.Int32
 	sem := make(chan struct{}, 8)
@@ -174,7 +174,7 @@ func TestRedTeamMissingBlobFloodKeepsTheWorker(t *testing.T) {
 			drops.Add(1)
 		}
 	})()
-	const n = 600
+	const n = 400
 	var wg sync.WaitGroup
 	var refused, accepted atomic.Int32
 	var firstErr atomic.Value
