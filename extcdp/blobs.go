@@ -71,9 +71,8 @@ func (c *Client) checkBlob(t *tab, u string) error {
 
 // maxUnsettled is how many Livetab.downloadBlob downloads may be in flight
 // or have failed within a minute of their start, for all clients of a
-// relay: far above
-// a capture's one at a time, far below the failures that crashed the
-// extension.
+// relay: far above a capture's one at a time, far below the failures that
+// crashed the extension.
 const maxUnsettled = 16
 
 // unsettledFor is how long a failed download counts against maxUnsettled,

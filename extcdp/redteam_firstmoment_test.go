@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+
 	"github.com/livetab/livetab/internal/testsite"
+	"github.com/livetab/livetab/internal/wire"
 	"github.com/livetab/livetab/livetabcdp"
 )
 
@@ -81,5 +84,33 @@ func TestRedTeamTabsOfAnEndingClientStayHeld(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	if got := forbidden.Hits.Load(); got > 0 {
 		t.Fatalf("the tabs of a client that ended reached %s %d times as they closed", forbidden.URL, got)
+	}
+}
+
+// TestRedTeamRefusedNewTabLeavesNoTab: a tab opened for a held client
+// opens blank and then loads its URL; a URL Chrome refuses to load from an
+// extension (javascript:) failed the command but left the blank tab open
+// in the person's browser.
+func TestRedTeamRefusedNewTabLeavesNoTab(t *testing.T) {
+	srv, tok := endpoint(t)
+	a := dialRawTo(t, srv, tok)
+	a.must("", livetabcdp.CommandSetPolicy, map[string]any{"domains": []string{}, "blockPrivate": true})
+	count := func() int {
+		res, err := env.Bridge.Call(t.Context(), wire.Targets, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v wire.TargetsResult
+		if err := jsonv2.Unmarshal(res, &v, wire.Options); err != nil {
+			t.Fatal(err)
+		}
+		return len(v.Targets)
+	}
+	before := count()
+	if _, err := a.call("", "Target.createTarget", map[string]any{"url": "javascript:alert(1)"}); err == nil {
+		t.Fatal("Chrome opened a tab on a javascript: URL")
+	}
+	if after := count(); after != before {
+		t.Fatalf("%d tabs before a refused createTarget, %d after", before, after)
 	}
 }

@@ -990,7 +990,17 @@ const ops = {
     if (holdFor) {
       holding.set(id, holdFor);
       await refreshRules();
-      if (url !== first) tab = await chrome.tabs.update(id, { url }) ?? tab;
+      if (url !== first) {
+        try {
+          tab = await chrome.tabs.update(id, { url }) ?? tab;
+        } catch (e) {
+          // A URL Chrome does not load from an extension (javascript:):
+          // the command fails, as chrome.tabs.create would have, and the
+          // blank tab does not stay behind.
+          await chrome.tabs.remove(id).catch(() => {});
+          throw e;
+        }
+      }
     }
     const target = await targetOf(id, CREATE_WAIT_MS);
     return tabInfo(tab, target, ours.has(id), { created: true });
