@@ -13,7 +13,7 @@ import {
 import { answerChallenge, newNonce } from './lib/pairing.js';
 import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
 import { parsePolicy, policyOwner } from './lib/policy.js';
-import { FIRST_RULE_ID, closedRules, drivenRules, popupRules } from './lib/popups.js';
+import { FIRST_RULE_ID, closedRules, drivenRules, popupRules, workerRules } from './lib/popups.js';
 import { commandRefusal, navigateRefusal, needsTabUrl } from './lib/unsafe.js';
 import { readActivity } from './lib/activity.js';
 
@@ -180,6 +180,7 @@ function refreshRules() {
         id += held.length;
         rules = rules.concat(held);
       }
+      rules = rules.concat(workerRules([...owners.values()], id, chrome.runtime.id));
     }
     if (!old.length && !rules.length) return;
     try {
@@ -189,7 +190,11 @@ function refreshRules() {
       // fails whole, and every owner's popups would go unheld. Hold them
       // all closed instead.
       if (!rules.length) throw e;
-      await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: old, addRules: closedRules([...owners.values()], excluded, FIRST_RULE_ID) });
+      const pols = [...owners.values()];
+      const closed = closedRules(pols, excluded, FIRST_RULE_ID);
+      await chrome.declarativeNetRequest.updateSessionRules({
+        removeRuleIds: old, addRules: closed.concat(workerRules(pols, FIRST_RULE_ID + closed.length, chrome.runtime.id)),
+      });
     }
   });
   rulesChain = next.catch(() => {});

@@ -125,6 +125,42 @@ export function drivenRules(pol, otherTabIds, firstId) {
 }
 
 /**
+ * The rules that keep workers of no tab off private addresses while an
+ * owner holds its tabs off them: a page of an agent's tab can register a
+ * service worker or start a shared worker, whose requests belong to no tab
+ * (declarativeNetRequest sees them, like a closing tab's last ones, with
+ * tab id -1) and so escape the rules of the agent's tabs. The rules cannot
+ * tell which site's workers the agent's pages started (a frame of any site
+ * can start one), so they hold every worker's request to a private address
+ * of another site than its own while such an owner is connected, but the
+ * hosts every such owner named. The person's workers keep their own
+ * site's addresses (localhost to localhost: first-party), and lose, for
+ * the time an agent runs, the private addresses of other hosts. The
+ * extension's own requests (its downloads, its worker's fetches) are left
+ * alone: Chrome applies an extension's rules to them too.
+ * @param {Policy[]} pols the owners' policies
+ * @param {number} firstId
+ * @param {string} [self] the extension's id
+ * @returns {Rule[]}
+ */
+export function workerRules(pols, firstId, self) {
+  const holding = pols.filter((p) => p.blockPrivate);
+  if (!holding.length) return [];
+  const nameds = holding.map((p) => new Set((p.privateAllowed ?? []).map(dnrDomain).filter((d) => d !== '')));
+  const named = [...nameds[0]].filter((d) => nameds.every((n) => n.has(d)));
+  return PRIVATE_HOSTS.map((host, i) => {
+    /** @type {Record<string, unknown>} */
+    const cond = {
+      regexFilter: `${SCHEME}${host}${PORT_END}`, isUrlFilterCaseSensitive: true,
+      tabIds: [-1], domainType: 'thirdParty',
+    };
+    if (named.length) cond.excludedRequestDomains = named;
+    if (self) cond.excludedInitiatorDomains = [self];
+    return { id: firstId + i, priority: 1, action: { type: 'block' }, condition: cond };
+  });
+}
+
+/**
  * @param {Policy} pol
  * @param {number[]} excludedTabIds
  * @param {number} firstId

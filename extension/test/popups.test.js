@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { closedRules, dnrDomain, drivenRules, popupRules } from '../lib/popups.js';
+import { closedRules, dnrDomain, drivenRules, popupRules, workerRules } from '../lib/popups.js';
 
 const vectors = JSON.parse(readFileSync(new URL('../../policy/testdata/domains.json', import.meta.url), 'utf8'));
 
@@ -26,8 +26,14 @@ function blocked(rules, req) {
     const types = /** @type {string[] | undefined} */ (c.resourceTypes);
     const excluded = /** @type {string[]} */ (c.excludedResourceTypes ?? (types ? [] : ['main_frame']));
     if (types ? !types.includes(req.type) : excluded.includes(req.type)) return false;
+    if (c.excludedInitiatorDomains && req.initiator && inDomains(req.initiator, /** @type {string[]} */ (c.excludedInitiatorDomains))) return false;
     if (c.initiatorDomains && (!req.initiator || !inDomains(req.initiator, /** @type {string[]} */ (c.initiatorDomains)))) return false;
     if (c.excludedTabIds && /** @type {number[]} */ (c.excludedTabIds).includes(req.tabId)) return false;
+    if (c.tabIds && !/** @type {number[]} */ (c.tabIds).includes(req.tabId)) return false;
+    // Sites as the rules' tests need them: an address is its own site, a
+    // name its last two labels.
+    const site = (/** @type {string} */ h) => (/^[0-9.]+$/.test(h) ? h : h.split('.').slice(-2).join('.'));
+    if (c.domainType === 'thirdParty' && (!req.initiator || site(req.initiator) === site(host))) return false;
     if (c.requestDomains && !inDomains(host, /** @type {string[]} */ (c.requestDomains))) return false;
     if (c.excludedRequestDomains && inDomains(host, /** @type {string[]} */ (c.excludedRequestDomains))) return false;
     if (c.regexFilter && !new RegExp(/** @type {string} */ (c.regexFilter), 'i').test(req.url)) return false;
@@ -161,4 +167,28 @@ test('closedRules block every document of the held tabs, no regex', () => {
   // An owner with no domain: no initiator can be named.
   rules = closedRules([a, { sharedOnly: false, domains: [], blockPrivate: true }], [], 1000);
   assert.deepEqual(rules[0].condition, { resourceTypes: ['main_frame', 'sub_frame'] });
+});
+
+test('workerRules keep requests of no tab off private addresses of other sites while an owner holds its tabs', () => {
+  const pol = { sharedOnly: false, domains: ['127.0.0.1'], blockPrivate: true, privateAllowed: ['127.0.0.1', '127.0.0.3'], tabs: [3] };
+  assert.deepEqual(workerRules([{ ...pol, blockPrivate: false }], 100), []);
+  assert.deepEqual(workerRules([], 100), []);
+  const rules = workerRules([pol], 100, 'abcdefghijklmnop');
+  assert.deepEqual(rules.map((r) => r.id), rules.map((_, i) => 100 + i));
+  for (const type of ['xmlhttprequest', 'websocket', 'script', 'ping', 'other']) {
+    const req = { url: 'http://127.0.0.2:9/x', initiator: '127.0.0.1', tabId: -1, type };
+    assert.equal(blocked(rules, req), true, `${type} of a worker to another private host`);
+    assert.equal(blocked(rules, { ...req, initiator: 'evil.example' }), true, `${type} of a worker of any site`);
+    assert.equal(blocked(rules, { ...req, url: 'http://localhost:9/x' }), true, `${type} to localhost`);
+    assert.equal(blocked(rules, { ...req, url: 'http://127.0.0.3:9/x' }), false, `${type} to a named host`);
+    assert.equal(blocked(rules, { ...req, url: 'https://example.com/x' }), false, `${type} to a public host`);
+    assert.equal(blocked(rules, { ...req, tabId: 3 }), false, `${type} of a tab (the tab rules' work)`);
+    const own = { url: 'http://localhost:3000/api', initiator: 'localhost', tabId: -1, type };
+    assert.equal(blocked(rules, own), false, `${type} of a worker to its own site`);
+    assert.equal(blocked(rules, { ...req, initiator: 'abcdefghijklmnop' }), false, `${type} of the extension itself`);
+  }
+  // Two owners: a host only one of them named stays held.
+  const two = workerRules([pol, { ...pol, privateAllowed: ['127.0.0.1'] }], 100);
+  assert.equal(blocked(two, { url: 'http://127.0.0.3:9/x', initiator: '127.0.0.1', tabId: -1, type: 'xmlhttprequest' }), true);
+  assert.equal(blocked(two, { url: 'http://127.0.0.1:9/x', initiator: 'evil.example', tabId: -1, type: 'xmlhttprequest' }), false);
 });
