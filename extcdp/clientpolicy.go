@@ -62,6 +62,12 @@ func (c *Client) setPolicy(ctx context.Context, m *cdproto.Message, sid target.S
 	if p.Domains == nil {
 		p.Domains = []string{}
 	}
+	if p.BlockPrivate {
+		// The transfer channel is livetab's, on 127.0.0.1: the rules that
+		// keep the client's tabs off private addresses let its frame reach
+		// the relay's port (TestChannelUnderAPolicyOffPrivateAddresses).
+		p.Transfer = r.transferBase()
+	}
 	r.mu.Lock()
 	listed := map[*tab]bool{}
 	for _, t := range r.tabs {

@@ -112,6 +112,18 @@ func (ts *transfers) listen(r *Relay) error {
 	return nil
 }
 
+// transferBase starts the transfer channel's server if need be and
+// returns its base URL, or "" when it cannot listen.
+func (r *Relay) transferBase() string {
+	ts := &r.transfers
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.done || ts.listen(r) != nil {
+		return ""
+	}
+	return ts.base
+}
+
 func newTransferID() string {
 	var b [32]byte
 	rand.Read(b[:])

@@ -3,7 +3,7 @@
 // second line of defence, for clients that skip the Go layer.
 
 /**
- * @typedef {{sharedOnly: boolean, domains: string[], blockPrivate?: boolean, privateAllowed?: string[], tabs?: number[], guardsLoads?: boolean}} Policy
+ * @typedef {{sharedOnly: boolean, domains: string[], blockPrivate?: boolean, privateAllowed?: string[], tabs?: number[], guardsLoads?: boolean, transfer?: string}} Policy
  */
 
 // One policy per relay client (its owner id): a policy binds only the
@@ -226,6 +226,11 @@ export function parsePolicy(params) {
   if (params?.blockPrivate === true) {
     pol.blockPrivate = true;
     pol.privateAllowed = strings(params?.privateAllowed);
+    // The relay's transfer channel, which the rules let the extension's
+    // transfer frame reach: only its own form on 127.0.0.1.
+    if (typeof params?.transfer === 'string' && /^http:\/\/127\.0\.0\.1:[0-9]{1,5}\/livetab\/transfer\/$/.test(params.transfer)) {
+      pol.transfer = params.transfer;
+    }
   }
   if (params?.guardsLoads === true) pol.guardsLoads = true;
   const tabs = Array.isArray(params?.tabs) ? params.tabs.filter((/** @type {unknown} */ t) => Number.isSafeInteger(t)) : [];

@@ -16,7 +16,7 @@ import { hostMatches } from './policy.js';
 
 /**
  * A rule as chrome.declarativeNetRequest.updateSessionRules takes it.
- * @typedef {{id: number, priority: number, action: {type: 'block'}, condition: Record<string, unknown>}} Rule
+ * @typedef {{id: number, priority: number, action: {type: 'block' | 'allow'}, condition: Record<string, unknown>}} Rule
  */
 
 /** Session rule ids of popup rules start here. */
@@ -199,6 +199,19 @@ function holdRules(pol, excludedTabIds, firstId, types, documents = true) {
       };
       if (named.length) cond.excludedRequestDomains = named;
       rules.push({ id: firstId + rules.length, priority: 1, action: { type: 'block' }, condition: cond });
+    }
+    // livetab's own transfer channel: the extension's transfer frame in
+    // these tabs fetches from the relay on 127.0.0.1. Only the relay's
+    // port and the form of its URLs; the relay refuses every request but
+    // the one of a transfer's token.
+    if (pol.transfer) {
+      /** @type {Record<string, unknown>} */
+      const cond = {
+        resourceTypes: ['xmlhttprequest'], isUrlFilterCaseSensitive: true,
+        regexFilter: `^${escapeRE(pol.transfer)}[A-Za-z0-9_-]{43}$`,
+      };
+      if (excludedTabIds.length) cond.excludedTabIds = excludedTabIds;
+      rules.push({ id: firstId + rules.length, priority: 2, action: { type: 'allow' }, condition: cond });
     }
   }
   return rules;

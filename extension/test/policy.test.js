@@ -29,6 +29,12 @@ test('urls Go refuses and a browser reads inside the domains (shared vectors)', 
 test('policy params', () => {
   assert.deepEqual(parsePolicy({ sharedOnly: true, domains: ['a', 3, ''] }), { sharedOnly: true, domains: ['a'] });
   assert.deepEqual(parsePolicy(undefined), { sharedOnly: false, domains: [] });
+  const transfer = 'http://127.0.0.1:4567/livetab/transfer/';
+  assert.equal(parsePolicy({ domains: [], blockPrivate: true, transfer }).transfer, transfer);
+  assert.equal(parsePolicy({ domains: [], transfer }).transfer, undefined, 'no private rules, nothing to let through');
+  for (const bad of ['http://127.0.0.2:4567/livetab/transfer/', 'http://127.0.0.1/livetab/transfer/', 'http://127.0.0.1:4567/', 'http://192.168.0.1:80/livetab/transfer/', 'https://127.0.0.1:4567/livetab/transfer/.*', 3]) {
+    assert.equal(parsePolicy({ domains: [], blockPrivate: true, transfer: bad }).transfer, undefined, String(bad));
+  }
   assert.equal(policyOwner({ owner: 'A1' }), 'A1');
   assert.equal(policyOwner({ owner: 3 }), '');
 });

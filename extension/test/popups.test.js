@@ -20,7 +20,7 @@ const inDomains = (host, domains) => domains.some((d) => host === d || host.ends
  */
 function blocked(rules, req) {
   const host = new URL(req.url).hostname;
-  return rules.some(({ condition: c }) => {
+  const matching = rules.filter(({ condition: c }) => {
     // Without resourceTypes, a rule matches every type but main_frame and
     // those it excludes.
     const types = /** @type {string[] | undefined} */ (c.resourceTypes);
@@ -36,9 +36,13 @@ function blocked(rules, req) {
     if (c.domainType === 'thirdParty' && (!req.initiator || site(req.initiator) === site(host))) return false;
     if (c.requestDomains && !inDomains(host, /** @type {string[]} */ (c.requestDomains))) return false;
     if (c.excludedRequestDomains && inDomains(host, /** @type {string[]} */ (c.excludedRequestDomains))) return false;
-    if (c.regexFilter && !new RegExp(/** @type {string} */ (c.regexFilter), 'i').test(req.url)) return false;
+    if (c.regexFilter && !new RegExp(/** @type {string} */ (c.regexFilter), c.isUrlFilterCaseSensitive ? '' : 'i').test(req.url)) return false;
     return true;
   });
+  // The rule of highest priority acts; at the same priority, allow wins.
+  const top = Math.max(...matching.map((r) => r.priority));
+  const acting = matching.filter((r) => r.priority === top);
+  return acting.length > 0 && !acting.some((r) => r.action.type === 'allow');
 }
 
 test('dnr domains', () => {
@@ -191,4 +195,19 @@ test('workerRules keep requests of no tab off private addresses of other sites w
   const two = workerRules([pol, { ...pol, privateAllowed: ['127.0.0.1'] }], 100);
   assert.equal(blocked(two, { url: 'http://127.0.0.3:9/x', initiator: '127.0.0.1', tabId: -1, type: 'xmlhttprequest' }), true);
   assert.equal(blocked(two, { url: 'http://127.0.0.1:9/x', initiator: 'evil.example', tabId: -1, type: 'xmlhttprequest' }), false);
+});
+
+test('the relay\'s transfer channel stays open to the tabs the rules keep off private addresses', () => {
+  const transfer = 'http://127.0.0.1:4567/livetab/transfer/';
+  const pol = { sharedOnly: false, domains: ['example.com'], blockPrivate: true, privateAllowed: [], tabs: [3], transfer };
+  const token = 'A'.repeat(40) + '_-9';
+  for (const rules of [drivenRules(pol, [1, 2], 100), popupRules(pol, [1, 2], 100)]) {
+    const req = { url: transfer + token, initiator: 'null', tabId: 3, type: 'xmlhttprequest' };
+    assert.equal(blocked(rules, req), false, 'the transfer frame\'s fetch');
+    assert.equal(blocked(rules, { ...req, url: 'http://127.0.0.1:4568/livetab/transfer/' + token }), true, 'another port');
+    assert.equal(blocked(rules, { ...req, url: 'http://127.0.0.1:4567/other' }), true, 'another path of the port');
+    assert.equal(blocked(rules, { ...req, url: transfer + token + '/x' }), true, 'more path');
+    assert.equal(blocked(rules, { ...req, url: transfer + 'short' }), true, 'no token');
+    assert.equal(blocked(rules, { ...req, type: 'image' }), true, 'an image of the page');
+  }
 });

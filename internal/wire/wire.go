@@ -305,6 +305,10 @@ type PolicyParams struct {
 	// GuardsLoads: the owner holds its tabs' document loads itself, and
 	// the extension leaves them alone.
 	GuardsLoads bool `json:"guardsLoads,omitzero"`
+	// Transfer is the base URL of the relay's transfer channel
+	// (http://127.0.0.1:<port>/livetab/transfer/): with BlockPrivate, the
+	// extension's transfer frame in the owner's tabs still reaches it.
+	Transfer string `json:"transfer,omitzero"`
 }
 
 // TabParams is the payload of operations and events about one tab.
