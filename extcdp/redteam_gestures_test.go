@@ -140,7 +140,11 @@ func TestRedTeamHugeTextWedgesNoTab(t *testing.T) {
 			t.Errorf("the tab after %s: %q %v", tc.method, v, err)
 		}
 	}
-	// A text a form takes is typed.
+	// A text a form takes is typed (into the input focused again: on a
+	// loaded machine it once had lost the focus by then, and took nothing).
+	if _, err := c.evalJSON(sid, "document.querySelector('input').focus()"); err != nil {
+		t.Fatal(err)
+	}
 	c.must(sid, "Input.insertText", map[string]any{"text": strings.Repeat("y", 1000)})
 	if v, err := c.evalJSON(sid, "document.querySelector('input').value.length"); err != nil || v != "1000" {
 		t.Errorf("the input after a 1000-character text: %q %v", v, err)
