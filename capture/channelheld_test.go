@@ -7,11 +7,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/livetab/livetab/capture"
+	"github.com/livetab/livetab/internal/testsite"
 	"github.com/livetab/livetab/livetabcdp"
 )
 
@@ -53,6 +55,16 @@ document.getElementById('clip').href = URL.createObjectURL(new Blob([bytes], {ty
 		Domains: []string{"127.0.0.3"}, BlockPrivate: true, PrivateAllowed: []string{"127.0.0.3"},
 	}); err != nil {
 		t.Fatal(err)
+	}
+	// The rules are in force: the page's own request to another private
+	// address does not leave.
+	private := testsite.NewCounter(t, "127.0.0.2", "")
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch(`+strconv.Quote(private.URL+"/x")+`, {mode: 'no-cors'}).then(() => 'sent', (e) => 'refused')`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := private.Hits.Load(); n != 0 || v != "refused" {
+		t.Fatalf("the page's request to %s: %s, %d reached it; the rules are not in force", private.URL, v, n)
 	}
 	res, err := c.Element(opCtx(t), capture.CSS("#clip"), capture.To(capture.Dir(t.TempDir())), capture.SaveAbove(1), capture.Rungs(capture.RungChannel, capture.RungPage))
 	if err != nil {

@@ -203,12 +203,13 @@ function holdRules(pol, excludedTabIds, firstId, types, documents = true) {
     // livetab's own transfer channel: the extension's transfer frame in
     // these tabs fetches from the relay on 127.0.0.1. Only the relay's
     // port and the form of its URLs; the relay refuses every request but
-    // the one of a transfer's token.
+    // the one of a transfer's token. (A token's length, {43}, makes a
+    // regex Chrome refuses as too large, and then no rule at all.)
     if (pol.transfer) {
       /** @type {Record<string, unknown>} */
       const cond = {
         resourceTypes: ['xmlhttprequest'], isUrlFilterCaseSensitive: true,
-        regexFilter: `^${escapeRE(pol.transfer)}[A-Za-z0-9_-]{43}$`,
+        regexFilter: `^${escapeRE(pol.transfer)}[A-Za-z0-9_-]+$`,
       };
       if (excludedTabIds.length) cond.excludedTabIds = excludedTabIds;
       rules.push({ id: firstId + rules.length, priority: 2, action: { type: 'allow' }, condition: cond });
