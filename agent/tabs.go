@@ -15,7 +15,7 @@ import (
 type tabsArgs struct {
 	Action string `json:"action" schema:"enum=list|open|switch|close"`
 	URL    string `json:"url,omitempty" jsonschema:"For open: the URL to load in the new tab."`
-	Tab    string `json:"tab,omitempty" jsonschema:"For switch and close: the tab's id from list."`
+	Tab    string `json:"tab,omitempty" jsonschema:"For switch and close: the tab's id from list. Close without one closes the current tab."`
 }
 
 type tabsOutput struct {
@@ -58,10 +58,14 @@ func (s *Server) tabsTool(ctx context.Context, a tabsArgs, out *toolOut) (page.R
 		}
 		did = "switched to tab " + a.Tab + "; "
 	case "close":
-		if err := pg.CloseTab(ctx, a.Tab); err != nil {
+		id, last, err := s.closeTab(ctx, pg, a.Tab)
+		if err != nil {
 			return page.Result{}, err
 		}
-		did = "closed tab " + a.Tab + "; "
+		if last {
+			return page.Result{Text: "closed tab " + id + ", the last the agent opened; the next tool that needs a page opens a new tab."}, nil
+		}
+		did = "closed tab " + id + "; "
 	default:
 		return page.Result{}, fmt.Errorf("unknown action %q; use list, open, switch or close", a.Action)
 	}
@@ -152,4 +156,41 @@ func (s *Server) switchTab(ctx context.Context, pg *page.Page, id string) error 
 	}
 	_, err = pg.AttachTab(ctx, id)
 	return err
+}
+
+// closeTab closes tab id (the current tab when id is ""). The agent's
+// first tab is the Page's own, which closes only with the Page: closed
+// last, it ends the Page, and the next call opens another (last is
+// true); while the agent has other tabs open it stays, and the error says
+// so. A shared tab is detached and left open, as page.CloseTab does.
+func (s *Server) closeTab(ctx context.Context, pg *page.Page, id string) (closed string, last bool, err error) {
+	tabs, err := pg.Tabs(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	if id = strings.TrimSpace(id); id == "" {
+		for _, t := range tabs {
+			if t.Current {
+				id = t.ID
+			}
+		}
+		if id == "" {
+			return "", false, errors.New("no current tab to close; give the tab's id from the list")
+		}
+	}
+	err = pg.CloseTab(ctx, id)
+	if !errors.Is(err, page.ErrUnsupported) {
+		return id, false, err
+	}
+	var others []string
+	for _, t := range tabs {
+		if t.ID != id && t.TargetID != id && !t.Adopted {
+			others = append(others, t.ID)
+		}
+	}
+	if len(others) > 0 {
+		return "", false, fmt.Errorf("tab %s is the agent's first tab, which closes last: close tab(s) %s first, or switch to one of them and leave it", id, strings.Join(others, ", "))
+	}
+	s.reset()
+	return id, true, nil
 }
