@@ -308,3 +308,36 @@ func TestRedTeamDownloadsInFlightAreBounded(t *testing.T) {
 	}
 	t.Logf("refused %d of %d: %v", len(refusals), n, refusals[0])
 }
+
+// TestRedTeamPolicyFloodKeepsOthersPrivateRules: other programs on the
+// endpoint set policies within the bounds, each off private addresses,
+// until the clients' rules together pass Chrome's limits and the extension
+// falls back to rules that hold popups closed. The agent's tab must stay
+// off private addresses through it: its page asks one every 50 ms.
+func TestRedTeamPolicyFloodKeepsOthersPrivateRules(t *testing.T) {
+	srv, tok := endpoint(t)
+	forbidden := testsite.NewCounter(t, "127.0.0.2", "")
+	hostile := testsite.NewCounter(t, "127.0.0.1", fmt.Sprintf(`<!doctype html><title>hostile</title><script>setInterval(() => fetch('%s/tick', {mode: 'no-cors'}).catch(() => {}), 50)</script>`, forbidden.URL))
+	var domains []string
+	for i := range 20 * 64 {
+		domains = append(domains, fmt.Sprintf("d%d.example", i))
+	}
+	for i := range 20 {
+		f := dialRawTo(t, srv, tok)
+		if _, err := f.call("", livetabcdp.CommandSetPolicy, map[string]any{"domains": domains[i*64 : (i+1)*64], "blockPrivate": true}); err != nil {
+			t.Logf("flood client %d's policy: %v", i, err)
+		}
+	}
+	a := dialRawTo(t, srv, tok)
+	a.must("", livetabcdp.CommandSetPolicy, map[string]any{"domains": []string{"127.0.0.1"}, "blockPrivate": true, "privateAllowed": []string{"127.0.0.1"}})
+	a.open(hostile.URL + "/")
+	time.Sleep(500 * time.Millisecond)
+	n := forbidden.Hits.Load()
+	time.Sleep(2 * time.Second)
+	if got := forbidden.Hits.Load() - n; got > 0 {
+		t.Errorf("the agent's tab reached %s %d times in 2 s with 20 other policies in force", forbidden.URL, got)
+	}
+	if hostile.Hits.Load() == 0 {
+		t.Error("the hostile page never loaded")
+	}
+}

@@ -13,7 +13,7 @@ import {
 import { answerChallenge, newNonce } from './lib/pairing.js';
 import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
 import { parsePolicy, policyOwner } from './lib/policy.js';
-import { FIRST_RULE_ID, closedRules, drivenRules, popupRules, workerRules } from './lib/popups.js';
+import { FIRST_RULE_ID, closedRules, drivenRules, mergedPrivateRules, popupRules, workerRules } from './lib/popups.js';
 import { commandRefusal, navigateRefusal, needsTabUrl } from './lib/unsafe.js';
 import { readActivity } from './lib/activity.js';
 
@@ -165,9 +165,13 @@ function refreshRules() {
     let rules = [];
     /** @type {number[]} */
     let excluded = [];
+    /** @type {number[]} The tabs no owner off private addresses drives. */
+    let unheld = [];
     if (owners.size) {
       const tabs = await chrome.tabs.query({});
-      excluded = /** @type {number[]} */ (tabs.map((t) => t.id).filter((id) => id !== undefined && !born.has(id) && !maybe.has(id)));
+      const ids = /** @type {number[]} */ (tabs.map((t) => t.id).filter((id) => id !== undefined));
+      excluded = ids.filter((id) => !born.has(id) && !maybe.has(id));
+      const held = new Set();
       let id = FIRST_RULE_ID;
       for (const [owner, pol] of owners) {
         const more = popupRules(pol, excluded, id);
@@ -175,26 +179,36 @@ function refreshRules() {
         rules = rules.concat(more);
         const mine = new Set(pol.tabs ?? []);
         for (const [tabId, o] of holding) if (o === owner) mine.add(tabId);
-        const others = tabs.map((t) => t.id).filter((x) => x !== undefined && !mine.has(x));
-        const held = drivenRules(mine.size ? { ...pol, tabs: [...mine] } : pol, /** @type {number[]} */ (others), id);
-        id += held.length;
-        rules = rules.concat(held);
+        if (pol.blockPrivate) for (const x of mine) held.add(x);
+        const others = ids.filter((x) => !mine.has(x));
+        const driven = drivenRules(mine.size ? { ...pol, tabs: [...mine] } : pol, others, id);
+        id += driven.length;
+        rules = rules.concat(driven);
       }
       rules = rules.concat(workerRules([...owners.values()], id, chrome.runtime.id));
+      unheld = excluded.filter((x) => !held.has(x));
     }
     if (!old.length && !rules.length) return;
     try {
       await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: old, addRules: rules });
+      return;
     } catch (e) {
-      // Over Chrome's limits (many clients' policies together): an update
-      // fails whole, and every owner's popups would go unheld. Hold them
-      // all closed instead.
       if (!rules.length) throw e;
-      const pols = [...owners.values()];
-      const closed = closedRules(pols, excluded, FIRST_RULE_ID);
-      await chrome.declarativeNetRequest.updateSessionRules({
-        removeRuleIds: old, addRules: closed.concat(workerRules(pols, FIRST_RULE_ID + closed.length, chrome.runtime.id)),
-      });
+    }
+    // Over Chrome's limits (many clients' policies together): an update
+    // fails whole, and every owner's tabs would go unheld. Hold popups
+    // closed instead, and keep every request of the tabs owners drive, of
+    // their popups and of workers off private addresses, in rules of one
+    // size whatever the number of owners: other programs' policies must
+    // not take an agent's hold away (TestRedTeamPolicyFloodKeepsOthersPrivateRules).
+    const pols = [...owners.values()];
+    const closed = closedRules(pols, excluded, FIRST_RULE_ID);
+    const priv = mergedPrivateRules(pols, unheld, FIRST_RULE_ID + closed.length);
+    const workers = workerRules(pols, FIRST_RULE_ID + closed.length + priv.length, chrome.runtime.id);
+    try {
+      await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: old, addRules: closed.concat(priv, workers) });
+    } catch {
+      await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: old, addRules: closed });
     }
   });
   rulesChain = next.catch(() => {});

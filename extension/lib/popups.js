@@ -125,6 +125,29 @@ export function drivenRules(pol, otherTabIds, firstId) {
 }
 
 /**
+ * The rules, of one size whatever the number of owners, that keep every
+ * request but documents of the tabs owners off private addresses drive,
+ * and of the new tabs their pages open, off private addresses but the
+ * hosts every such owner named: what closedRules leave out when the
+ * owners' own rules do not fit in Chrome's limits.
+ * @param {Policy[]} pols the owners' policies
+ * @param {number[]} unheldTabIds the open tabs none of them holds
+ * @param {number} firstId
+ * @returns {Rule[]}
+ */
+export function mergedPrivateRules(pols, unheldTabIds, firstId) {
+  const holders = pols.filter((p) => p.blockPrivate);
+  if (!holders.length) return [];
+  const nameds = holders.map((p) => new Set((p.privateAllowed ?? []).map(dnrDomain).filter((d) => d !== '')));
+  const named = [...nameds[0]].filter((d) => nameds.every((n) => n.has(d)));
+  /** @type {Policy} */
+  const pol = { sharedOnly: false, domains: [], blockPrivate: true, privateAllowed: named };
+  const transfer = holders.find((p) => p.transfer)?.transfer;
+  if (transfer) pol.transfer = transfer;
+  return holdRules(pol, unheldTabIds, firstId, ['main_frame'], false);
+}
+
+/**
  * The rules that keep workers of no tab off private addresses while an
  * owner holds its tabs off them: a page of an agent's tab can register a
  * service worker or start a shared worker, whose requests belong to no tab

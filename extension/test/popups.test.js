@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { closedRules, dnrDomain, drivenRules, popupRules, workerRules } from '../lib/popups.js';
+import { closedRules, dnrDomain, drivenRules, mergedPrivateRules, popupRules, workerRules } from '../lib/popups.js';
 
 const vectors = JSON.parse(readFileSync(new URL('../../policy/testdata/domains.json', import.meta.url), 'utf8'));
 
@@ -210,4 +210,22 @@ test('the relay\'s transfer channel stays open to the tabs the rules keep off pr
     assert.equal(blocked(rules, { ...req, url: transfer }), true, 'no token');
     assert.equal(blocked(rules, { ...req, type: 'image' }), true, 'an image of the page');
   }
+});
+
+test('mergedPrivateRules hold the tabs of every owner off private addresses in rules of one size', () => {
+  const transfer = 'http://127.0.0.1:4567/livetab/transfer/';
+  const pol = (/** @type {string[]} */ named) => ({ sharedOnly: false, domains: ['a.example'], blockPrivate: true, privateAllowed: named, transfer });
+  assert.deepEqual(mergedPrivateRules([{ sharedOnly: false, domains: ['a.example'] }], [1], 100), []);
+  const few = mergedPrivateRules([pol(['127.0.0.1'])], [1, 2], 100);
+  const many = mergedPrivateRules(Array.from({ length: 50 }, () => pol(['127.0.0.1', '127.0.0.3'])), [1, 2], 100);
+  assert.equal(many.length, few.length);
+  for (const type of ['xmlhttprequest', 'image', 'websocket', 'sub_frame']) {
+    const req = { url: 'http://127.0.0.2:9/x', initiator: 'a.example', tabId: 7, type };
+    assert.equal(blocked(many, req), true, `${type} of a held tab`);
+    assert.equal(blocked(many, { ...req, tabId: 1 }), false, `${type} of a tab no owner holds`);
+    assert.equal(blocked(many, { ...req, url: 'http://127.0.0.1:9/x' }), false, `${type} to a host every owner named`);
+  }
+  const mixed = mergedPrivateRules([pol(['127.0.0.1', '127.0.0.3']), pol(['127.0.0.1'])], [1], 100);
+  assert.equal(blocked(mixed, { url: 'http://127.0.0.3:9/x', initiator: 'a.example', tabId: 7, type: 'image' }), true, 'a host one owner did not name');
+  assert.equal(blocked(mixed, { url: transfer + 'tok', initiator: 'null', tabId: 7, type: 'xmlhttprequest' }), false, 'the transfer channel');
 });
