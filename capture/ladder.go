@@ -424,9 +424,11 @@ func (c *Capturer) saveWith(ctx context.Context, cfg *config, l *lib, m meta, u 
 			ask = extensionSaveURL(u)
 		}
 		_, err := cdp.Call(ctx, c.t, livetabcdp.DownloadBlob, livetabcdp.DownloadBlobParams{URL: ask, Filename: name})
-		if err != nil && ctx.Err() == nil && strings.HasPrefix(u, "blob:") {
+		if livetabcdp.IsUnsupported(err) && strings.HasPrefix(u, "blob:") {
 			// An extension from before Livetab.downloadBlob: the page
-			// saves from now on, once per document.
+			// saves from now on, once per document. Any other refusal
+			// (a blob the page no longer holds, too many downloads in
+			// flight: "retry in …") is this capture's alone.
 			c.mu.Lock()
 			c.limiter = saveByPageOnce
 			c.mu.Unlock()

@@ -247,3 +247,39 @@ func cancelSave(t *testing.T, c *capture.Capturer, sel string) {
 	noFiles(t, out)
 	noFiles(t, dl)
 }
+
+// TestSaveRefusalIsThisCapturesAlone: the extension refuses a blob it
+// cannot download (one the page no longer holds; or, under a flood, too
+// many downloads in flight). That refusal is the capture's own: it must
+// not make the Capturer take the extension for one without
+// Livetab.downloadBlob, which would leave every later capture one page
+// download per document, then the slower rungs.
+func TestSaveRefusalIsThisCapturesAlone(t *testing.T) {
+	ctx, c := open(t, liveTab)
+	generate(t, ctx)
+	dl := t.TempDir()
+	capture.SetExtensionSaveURL(func(u string) string {
+		if strings.HasPrefix(u, "blob:") {
+			return u[:len(u)-4] + "0000" // a blob the page does not hold
+		}
+		return u
+	})
+	res, err := c.Element(opCtx(t), capture.CSS("#result-blobvideo"), capture.To(capture.Dir(t.TempDir())), capture.SaveAbove(1), capture.DownloadDir(dl))
+	capture.SetExtensionSaveURL(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Attempts); n == 0 || res.Attempts[0].Rung != capture.RungSave {
+		t.Fatalf("attempts %v, want the refused download first", res.Attempts)
+	}
+	for i := range 3 {
+		res, err := c.Element(opCtx(t), capture.CSS("#result-blobvideo"), capture.To(capture.Dir(t.TempDir())), capture.SaveAbove(1), capture.DownloadDir(dl))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Rung != capture.RungSave {
+			t.Errorf("capture %d after the refusal: rung %s, attempts %v; want the extension's download", i+1, res.Rung, res.Attempts)
+		}
+	}
+	noFiles(t, dl)
+}
