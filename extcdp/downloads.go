@@ -526,6 +526,7 @@ func (c *Client) downloadBlob(ctx context.Context, m *cdproto.Message, sid targe
 	if s := r.sessions[sid]; sid != "" && s != nil && !s.browser && s.child == nil && s.client == c {
 		t = s.tab
 	}
+	offPrivate := c.pol.set && c.pol.params.BlockPrivate
 	r.mu.Unlock()
 	switch {
 	case t == nil:
@@ -533,6 +534,14 @@ func (c *Client) downloadBlob(ctx context.Context, m *cdproto.Message, sid targe
 		return
 	case !strings.HasPrefix(p.URL, "blob:") && originOf(p.URL) == "":
 		c.fail(m.ID, sid, -32602, fmt.Sprintf("%s: %.80q is neither a blob: URL nor an http(s) URL; other URLs download through the page (a link, a navigation)", m.Method, p.URL))
+		return
+	case offPrivate && !strings.HasPrefix(p.URL, "blob:"):
+		// chrome.downloads follows redirects where no rule of the
+		// extension reaches (declarativeNetRequest does not see the
+		// extension's downloads): a server of the client's site could
+		// send the download to a private address
+		// (TestRedTeamCaptureStaysOffPrivateAddresses).
+		c.fail(m.ID, sid, -32000, fmt.Sprintf("%s: this connection's policy keeps it off private addresses, and a download the extension makes follows redirects no rule holds: read %.80q in the page (fetch) and download the blob instead", m.Method, p.URL))
 		return
 	}
 	if strings.HasPrefix(p.URL, "blob:") {
