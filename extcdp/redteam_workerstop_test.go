@@ -2,6 +2,7 @@ package extcdp_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/livetab/livetab/internal/browsertest"
+	"github.com/livetab/livetab/internal/testsite"
+	"github.com/livetab/livetab/livetabcdp"
 )
 
 // TestRedTeamWorkerStopsMidCommands: the extension's service worker stops
@@ -178,4 +181,32 @@ func stopWorker(t *testing.T) *browsertest.User {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// TestRedTeamWorkerStopKeepsTheHold: the extension's service worker stops
+// and starts again (as Chrome stops an idle one) while a client held off
+// private addresses drives a hostile tab that asks one every 20 ms. The
+// hold must last through the stop, the start and the reconnection.
+func TestRedTeamWorkerStopKeepsTheHold(t *testing.T) {
+	forbidden := testsite.NewCounter(t, "127.0.0.2", "")
+	hostile := testsite.NewCounter(t, "127.0.0.1", fmt.Sprintf(`<!doctype html><title>hostile</title><script>setInterval(() => fetch('%s/tick', {mode: 'no-cors'}).catch(() => {}), 20)</script>`, forbidden.URL))
+	a := dialRaw(t)
+	a.bound = 30 * time.Second
+	a.must("", livetabcdp.CommandSetPolicy, map[string]any{"domains": []string{"127.0.0.1"}, "blockPrivate": true, "privateAllowed": []string{"127.0.0.1"}})
+	tid := field(a.must("", "Target.createTarget", map[string]any{"url": hostile.URL + "/"}), "targetId")
+	a.attach(tid)
+	time.Sleep(time.Second)
+	if n := forbidden.Hits.Load(); n != 0 {
+		t.Fatalf("the hostile tab reached %s %d times before the stop", forbidden.URL, n)
+	}
+	u := stopWorker(t)
+	time.Sleep(time.Second)
+	wakeWorker(t, u)
+	time.Sleep(2 * time.Second)
+	if n := forbidden.Hits.Load(); n != 0 {
+		t.Errorf("the hostile tab reached %s %d times while the worker stopped and came back", forbidden.URL, n)
+	}
+	if hostile.Hits.Load() == 0 {
+		t.Error("the hostile page never loaded")
+	}
 }

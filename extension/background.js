@@ -139,11 +139,12 @@ function withSource(tab) {
   const src = tab.id === undefined ? undefined : sourceOf.get(tab.id);
   return { ...tab, openerTabId: src };
 }
-const restored = chrome.storage.session.get(['shared', 'created', 'born', 'sourceOf']).then((v) => {
+const restored = chrome.storage.session.get(['shared', 'created', 'born', 'sourceOf', 'policies']).then((v) => {
   for (const id of /** @type {number[]} */ (v.shared ?? [])) shared.add(id);
   for (const id of /** @type {number[]} */ (v.created ?? [])) created.add(id);
   for (const id of /** @type {number[]} */ (v.born ?? [])) born.add(id);
   for (const [id, src] of /** @type {[number, number][]} */ (v.sourceOf ?? [])) sourceOf.set(id, src);
+  restorePolicies(v.policies);
 }).catch(() => {});
 
 function persist() {
@@ -215,18 +216,84 @@ function refreshRules() {
   return next;
 }
 
-/** Drops every owner's policy: the connection that set them is gone. */
-function dropPolicies() {
-  holding.clear();
-  if (!owners.size) return;
-  owners.clear();
-  void refreshRules().catch(() => {});
+// The owners' policies outlive their connection for a while. The bridge
+// comes back by itself when the worker stops (Chrome stops an idle one)
+// or the socket drops, and the relay then says its clients' policies
+// again; until it has, the tabs they drive must stay held: a hostile page
+// of an agent's tab reached a private address 6 times while the worker
+// stopped and started (TestRedTeamWorkerStopKeepsTheHold). So the policies
+// are kept in the session's storage, and those of a connection that went
+// are stale: each one the relay says again is live, the others go once the
+// new connection has had PUSH_MS to say them, or STALE_MS after the old
+// one went when no other comes (the relay waits 10 s for the bridge).
+const STALE_MS = 15_000;
+const PUSH_MS = 3_000;
+/** @type {Set<string>} Owners of a connection that went, until said again. */
+const stale = new Set();
+/** When the owners became stale (ms), or 0. */
+let staleSince = 0;
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let staleTimer;
+
+/** Keeps the owners' policies in the session's storage, for a worker that starts again. */
+function persistPolicies() {
+  void chrome.storage.session.set({
+    policies: { owners: [...owners], holding: [...holding], stale: [...stale], staleSince },
+  }).catch(() => {});
 }
 
-// A worker that starts holds no client's policy, and no connection
-// outlives a worker: rules a stopped worker left in the session (they
-// outlive it) would hold the person's tabs until the next connection.
-void refreshRules().catch(() => {});
+/**
+ * Takes the policies a stopped worker kept, all stale.
+ * @param {any} v
+ */
+function restorePolicies(v) {
+  if (!v || !Array.isArray(v.owners)) return;
+  const since = typeof v.staleSince === 'number' && v.staleSince > 0 ? v.staleSince : Date.now();
+  if (Date.now() - since >= STALE_MS) return;
+  for (const [owner, params] of v.owners) {
+    if (typeof owner === 'string') owners.set(owner, parsePolicy(params));
+  }
+  for (const [tabId, owner] of Array.isArray(v.holding) ? v.holding : []) {
+    if (Number.isSafeInteger(tabId) && owners.has(owner)) holding.set(tabId, owner);
+  }
+  for (const owner of owners.keys()) stale.add(owner);
+  staleSince = since;
+  dropStaleIn(STALE_MS - (Date.now() - since));
+}
+
+/**
+ * Drops the stale owners' policies in ms, unless the relay says them again.
+ * @param {number} ms
+ */
+function dropStaleIn(ms) {
+  clearTimeout(staleTimer);
+  if (!stale.size) {
+    staleSince = 0;
+    return;
+  }
+  staleTimer = setTimeout(() => {
+    for (const owner of stale) owners.delete(owner);
+    for (const [tabId, owner] of holding) if (!owners.has(owner)) holding.delete(tabId);
+    stale.clear();
+    staleSince = 0;
+    persistPolicies();
+    void refreshRules().catch(() => {});
+  }, Math.max(0, ms));
+}
+
+/** The connection that set the owners' policies is gone: they go stale. */
+function dropPolicies() {
+  if (!owners.size) return;
+  for (const owner of owners.keys()) stale.add(owner);
+  if (!staleSince) staleSince = Date.now();
+  persistPolicies();
+  dropStaleIn(STALE_MS);
+}
+
+// A worker that starts writes the rules of the policies it kept (none, or
+// stale ones): rules a stopped worker left in the session (they outlive
+// it) must not hold the person's tabs for good.
+void restored.then(() => refreshRules()).catch(() => {});
 
 /** @type {Map<number, Promise<void>>} The tabs ext.detach is letting go of. */
 const detaching = new Map();
@@ -580,10 +647,16 @@ async function sayHello(sock) {
     // tells which of those tabs are really ours (held across a restart).
     const candidates = attachedTabs(targets);
     const held = await Promise.all(candidates.map(holds));
-    // A new connection starts with no policy (the relay pushes its clients'
-    // again); rules a stopped worker left in the session go too.
-    owners.clear();
-    await refreshRules().catch(() => {});
+    // A new connection starts with no policy of its own: the relay says
+    // its clients' again once it is welcome. Until then the policies of
+    // the last connection (a stopped worker's, kept in the session) hold,
+    // stale: clearing them here let an agent's hostile tab out for a
+    // moment (TestRedTeamWorkerStopKeepsTheHold).
+    await restored;
+    for (const owner of owners.keys()) stale.add(owner);
+    if (stale.size && !staleSince) staleSince = Date.now();
+    persistPolicies();
+    dropStaleIn(STALE_MS - (Date.now() - (staleSince || Date.now())));
     ours.clear();
     candidates.forEach((tabId, i) => { if (held[i]) ours.add(tabId); });
     // The hello carries a fresh nonce and never the token: whoever listens
@@ -690,6 +763,9 @@ async function pair(sock, f) {
   }
   clearTimeout(welcomeTimer);
   state = 'ready';
+  // The relay says its clients' policies now; those it does not say are
+  // of clients that went with the old connection.
+  if (stale.size) dropStaleIn(PUSH_MS);
   // A click on Pause or Resume between the hello and now reached no relay:
   // say the state again (the relay ignores a state it already has).
   send(sock, notifyText('ext.paused', { paused }));
@@ -1008,6 +1084,7 @@ const ops = {
     persist();
     if (holdFor) {
       holding.set(id, holdFor);
+      persistPolicies();
       await refreshRules();
       if (url !== first) {
         try {
@@ -1026,13 +1103,16 @@ const ops = {
   },
 
   async 'ext.setPolicy'(params) {
+    await restored;
     const owner = policyOwner(params);
     const pol = parsePolicy(params);
     if (pol.sharedOnly || pol.domains.length || pol.blockPrivate) owners.set(owner, pol); else owners.delete(owner);
+    if (stale.delete(owner) && !stale.size) staleSince = 0;
     // A tab held for the owner is the policy's own once it lists it.
     for (const [tabId, o] of holding) {
       if (o === owner && (!owners.has(owner) || pol.tabs?.includes(tabId))) holding.delete(tabId);
     }
+    persistPolicies();
     await refreshRules();
     return {};
   },
@@ -1497,7 +1577,7 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
 
 chrome.tabs.onRemoved.addListener((tabId) => {
   ours.delete(tabId);
-  holding.delete(tabId);
+  if (holding.delete(tabId)) persistPolicies();
   maybe.delete(tabId);
   unguarded.delete(tabId);
   blockedLoads.delete(tabId);
