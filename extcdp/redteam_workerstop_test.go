@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/livetab/livetab/extcdp"
 	"github.com/livetab/livetab/internal/browsertest"
 	"github.com/livetab/livetab/internal/testsite"
 	"github.com/livetab/livetab/livetabcdp"
@@ -208,5 +209,44 @@ func TestRedTeamWorkerStopKeepsTheHold(t *testing.T) {
 	}
 	if hostile.Hits.Load() == 0 {
 		t.Error("the hostile page never loaded")
+	}
+}
+
+// TestRedTeamRelayGoneKeepsItsTabsHeld: the program that runs the relay
+// dies (killed: its clients never close), leaving a tab it opened for an
+// agent held off private addresses on a hostile page that asks one every
+// 20 ms. The extension keeps the policy while the relay may come back, and
+// after that still holds the tabs livetab opened for it, as long as they
+// are open.
+func TestRedTeamRelayGoneKeepsItsTabsHeld(t *testing.T) {
+	browsertest.RequireChromium(t)
+	genv, err := browsertest.StartEnv(browsertest.Options{DebugPort: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(genv.Close)
+	srv := httptest.NewServer(genv.Relay.Handler(extcdp.HandlerOptions{Token: "gone-token"}))
+	t.Cleanup(srv.Close)
+	url := genv.Relay.BrowserURL(strings.TrimPrefix(srv.URL, "http://"), "gone-token")
+	forbidden := testsite.NewCounter(t, "127.0.0.2", "")
+	hostile := testsite.NewCounter(t, "127.0.0.1", fmt.Sprintf(`<!doctype html><title>hostile</title><script>setInterval(() => { fetch('%s/tick', {mode: 'no-cors'}).catch(() => {}); fetch('/own').catch(() => {}) }, 20)</script>`, forbidden.URL))
+	c := dialCDP(t, url)
+	c.bound = 15 * time.Second
+	if m, err := c.send("", livetabcdp.CommandSetPolicy, map[string]any{"domains": []string{"127.0.0.1"}, "blockPrivate": true, "privateAllowed": []string{"127.0.0.1"}}); err != nil || m.Error != nil {
+		t.Fatalf("setPolicy: %v %v", err, m)
+	}
+	c.newTab(t, hostile.URL+"/")
+	time.Sleep(time.Second)
+	if n := forbidden.Hits.Load(); n != 0 {
+		t.Fatalf("the hostile tab reached %s %d times before the relay went", forbidden.URL, n)
+	}
+	genv.Bridge.Close() // the extension's socket closes; no client says goodbye
+	own := hostile.Hits.Load()
+	time.Sleep(18 * time.Second)
+	if n := forbidden.Hits.Load(); n != 0 {
+		t.Errorf("the hostile tab reached %s %d times in the 18 s after the relay went", forbidden.URL, n)
+	}
+	if n := hostile.Hits.Load() - own; n < 100 {
+		t.Errorf("the hostile page asked its own server %d times in 18 s: it did not run", n)
 	}
 }

@@ -234,12 +234,42 @@ const stale = new Set();
 let staleSince = 0;
 /** @type {ReturnType<typeof setTimeout> | undefined} */
 let staleTimer;
+/**
+ * Owners whose connection went for good, kept, off private addresses
+ * only, for the tabs livetab opened for them while those are open: a
+ * killed program's hostile tab must not run free (TestRedTeamRelayGoneKeepsItsTabsHeld).
+ * @type {Set<string>}
+ */
+const orphaned = new Set();
 
 /** Keeps the owners' policies in the session's storage, for a worker that starts again. */
 function persistPolicies() {
   void chrome.storage.session.set({
-    policies: { owners: [...owners], holding: [...holding], stale: [...stale], staleSince },
+    policies: { owners: [...owners], holding: [...holding], stale: [...stale], staleSince, orphaned: [...orphaned] },
   }).catch(() => {});
+}
+
+/** Marks the owners of the connection that went stale (all but orphans). */
+function markStale() {
+  for (const owner of owners.keys()) if (!orphaned.has(owner)) stale.add(owner);
+  if (stale.size && !staleSince) staleSince = Date.now();
+}
+
+/**
+ * The policy an owner keeps once its connection went for good: the tabs
+ * livetab opened for it that are still open, off private addresses; or
+ * none.
+ * @param {string} owner
+ * @returns {import('./lib/policy.js').Policy | undefined}
+ */
+function orphanPolicy(owner) {
+  const pol = owners.get(owner);
+  if (!pol?.blockPrivate) return undefined;
+  const mine = new Set(pol.tabs ?? []);
+  for (const [tabId, o] of holding) if (o === owner) mine.add(tabId);
+  const left = [...mine].filter((id) => created.has(id) || born.has(id));
+  if (!left.length) return undefined;
+  return { sharedOnly: false, domains: [], blockPrivate: true, privateAllowed: pol.privateAllowed ?? [], tabs: left };
 }
 
 /**
@@ -249,15 +279,18 @@ function persistPolicies() {
 function restorePolicies(v) {
   if (!v || !Array.isArray(v.owners)) return;
   const since = typeof v.staleSince === 'number' && v.staleSince > 0 ? v.staleSince : Date.now();
-  if (Date.now() - since >= STALE_MS) return;
+  const fresh = Date.now() - since < STALE_MS;
+  const orphans = new Set(Array.isArray(v.orphaned) ? v.orphaned : []);
   for (const [owner, params] of v.owners) {
-    if (typeof owner === 'string') owners.set(owner, parsePolicy(params));
+    if (typeof owner !== 'string' || !(fresh || orphans.has(owner))) continue;
+    owners.set(owner, parsePolicy(params));
+    if (orphans.has(owner)) orphaned.add(owner);
   }
   for (const [tabId, owner] of Array.isArray(v.holding) ? v.holding : []) {
     if (Number.isSafeInteger(tabId) && owners.has(owner)) holding.set(tabId, owner);
   }
-  for (const owner of owners.keys()) stale.add(owner);
-  staleSince = since;
+  markStale();
+  if (stale.size) staleSince = since;
   dropStaleIn(STALE_MS - (Date.now() - since));
 }
 
@@ -272,7 +305,15 @@ function dropStaleIn(ms) {
     return;
   }
   staleTimer = setTimeout(() => {
-    for (const owner of stale) owners.delete(owner);
+    for (const owner of stale) {
+      const kept = orphanPolicy(owner);
+      if (kept) {
+        owners.set(owner, kept);
+        orphaned.add(owner);
+      } else {
+        owners.delete(owner);
+      }
+    }
     for (const [tabId, owner] of holding) if (!owners.has(owner)) holding.delete(tabId);
     stale.clear();
     staleSince = 0;
@@ -284,10 +325,10 @@ function dropStaleIn(ms) {
 /** The connection that set the owners' policies is gone: they go stale. */
 function dropPolicies() {
   if (!owners.size) return;
-  for (const owner of owners.keys()) stale.add(owner);
-  if (!staleSince) staleSince = Date.now();
+  markStale();
   persistPolicies();
-  dropStaleIn(STALE_MS);
+  // Each failed dial comes here again: the bound runs from the first.
+  dropStaleIn(STALE_MS - (Date.now() - (staleSince || Date.now())));
 }
 
 // A worker that starts writes the rules of the policies it kept (none, or
@@ -653,8 +694,7 @@ async function sayHello(sock) {
     // stale: clearing them here let an agent's hostile tab out for a
     // moment (TestRedTeamWorkerStopKeepsTheHold).
     await restored;
-    for (const owner of owners.keys()) stale.add(owner);
-    if (stale.size && !staleSince) staleSince = Date.now();
+    markStale();
     persistPolicies();
     dropStaleIn(STALE_MS - (Date.now() - (staleSince || Date.now())));
     ours.clear();
@@ -1108,6 +1148,7 @@ const ops = {
     const pol = parsePolicy(params);
     if (pol.sharedOnly || pol.domains.length || pol.blockPrivate) owners.set(owner, pol); else owners.delete(owner);
     if (stale.delete(owner) && !stale.size) staleSince = 0;
+    orphaned.delete(owner);
     // A tab held for the owner is the policy's own once it lists it.
     for (const [tabId, o] of holding) {
       if (o === owner && (!owners.has(owner) || pol.tabs?.includes(tabId))) holding.delete(tabId);
@@ -1578,6 +1619,17 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
 chrome.tabs.onRemoved.addListener((tabId) => {
   ours.delete(tabId);
   if (holding.delete(tabId)) persistPolicies();
+  for (const owner of orphaned) {
+    const pol = owners.get(owner);
+    if (!pol?.tabs?.includes(tabId)) continue;
+    pol.tabs = pol.tabs.filter((id) => id !== tabId);
+    if (!pol.tabs.length) {
+      owners.delete(owner);
+      orphaned.delete(owner);
+    }
+    persistPolicies();
+    void refreshRules().catch(() => {});
+  }
   maybe.delete(tabId);
   unguarded.delete(tabId);
   blockedLoads.delete(tabId);
