@@ -80,8 +80,11 @@ func (c *Client) guardGesture(m *cdproto.Message) bool {
 		dist := math.Abs(p.XDistance) + math.Abs(p.YDistance) + math.Abs(p.XOverscroll) + math.Abs(p.YOverscroll)
 		seconds = (dist/p.Speed+gestureFrame)*(p.RepeatCount+1) + p.RepeatDelayMs/1000*p.RepeatCount
 	case cdproto.CommandInputSynthesizePinchGesture:
-		if p.ScaleFactor <= 0 || p.RelativeSpeed <= 0 {
-			return false // Chrome refuses it
+		if !(p.ScaleFactor > 0 && p.RelativeSpeed > 0) {
+			// Measured: Chrome takes a pinch of scale or speed 0 and never
+			// answers it, through the extension or its own port.
+			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses a pinch of scale factor %g at relative speed %g: both must be above 0 (Chrome never answers such a pinch)", p.ScaleFactor, p.RelativeSpeed))
+			return true
 		}
 		if p.ScaleFactor > maxPinchScale || p.ScaleFactor < 1.0/maxPinchScale {
 			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses a pinch by %g: at most %d× either way, as the tab takes no other input while the pointers travel", p.ScaleFactor, maxPinchScale))
