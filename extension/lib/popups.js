@@ -125,6 +125,16 @@ export function drivenRules(pol, otherTabIds, firstId) {
 }
 
 /**
+ * The private hosts every one of the owners named (as DNR domains): rules
+ * that cannot tell which owner a request is for let only those through.
+ * @param {Policy[]} holders owners with blockPrivate, at least one
+ */
+function namedByAll(holders) {
+  const nameds = holders.map((p) => new Set((p.privateAllowed ?? []).map(dnrDomain).filter((d) => d !== '')));
+  return [...nameds[0]].filter((d) => nameds.every((n) => n.has(d)));
+}
+
+/**
  * The rules, of one size whatever the number of owners, that keep every
  * request but documents of the tabs owners off private addresses drive,
  * and of the new tabs their pages open, off private addresses but the
@@ -138,8 +148,7 @@ export function drivenRules(pol, otherTabIds, firstId) {
 export function mergedPrivateRules(pols, unheldTabIds, firstId) {
   const holders = pols.filter((p) => p.blockPrivate);
   if (!holders.length) return [];
-  const nameds = holders.map((p) => new Set((p.privateAllowed ?? []).map(dnrDomain).filter((d) => d !== '')));
-  const named = [...nameds[0]].filter((d) => nameds.every((n) => n.has(d)));
+  const named = namedByAll(holders);
   /** @type {Policy} */
   const pol = { sharedOnly: false, domains: [], blockPrivate: true, privateAllowed: named };
   const transfer = holders.find((p) => p.transfer)?.transfer;
@@ -167,10 +176,9 @@ export function mergedPrivateRules(pols, unheldTabIds, firstId) {
  * @returns {Rule[]}
  */
 export function workerRules(pols, firstId, self) {
-  const holding = pols.filter((p) => p.blockPrivate);
-  if (!holding.length) return [];
-  const nameds = holding.map((p) => new Set((p.privateAllowed ?? []).map(dnrDomain).filter((d) => d !== '')));
-  const named = [...nameds[0]].filter((d) => nameds.every((n) => n.has(d)));
+  const holders = pols.filter((p) => p.blockPrivate);
+  if (!holders.length) return [];
+  const named = namedByAll(holders);
   return PRIVATE_HOSTS.map((host, i) => {
     /** @type {Record<string, unknown>} */
     const cond = {
