@@ -245,7 +245,7 @@ const orphaned = new Set();
 /** Keeps the owners' policies in the session's storage, for a worker that starts again. */
 function persistPolicies() {
   void chrome.storage.session.set({
-    policies: { owners: [...owners], holding: [...holding], stale: [...stale], staleSince, orphaned: [...orphaned] },
+    policies: { owners: [...owners], holding: [...holding], staleSince, orphaned: [...orphaned] },
   }).catch(() => {});
 }
 
