@@ -410,9 +410,13 @@ func TestRedTeamHostileRequestsOfANewTab(t *testing.T) {
 	allowed := newRecorder(t, "127.0.0.3", func(string) string { return "fine" })
 	hostile := newRecorder(t, "127.0.0.1", func(path string) string {
 		to := toward(path, forbidden, allowed) + "/first" + strings.ReplaceAll(path, "/", "-")
+		// Toward the allowed server the ticks stop soon: 200 real requests a
+		// second from each open tab made a loaded machine miss the 30 s an
+		// agent's tool has (CI), and the control needs none of them.
 		return fmt.Sprintf(`<!doctype html><link rel=preload as=image href="%[1]s-preload"><img src="%[1]s-img">`+
-			`<script>const ask = (n) => fetch('%[1]s-' + n, {mode: 'no-cors'}).catch(() => {}); ask('fetch'); `+
-			`setInterval(() => ask('tick'), 5); addEventListener('pagehide', () => ask('hide'))</script><title>hostile</title>`, to)
+			`<script>const ask = (n) => fetch('%[1]s-' + n, {mode: 'no-cors'}).catch(() => {}); ask('fetch'); let n = 0; `+
+			`const tick = setInterval(() => { ask('tick'); if (%[2]t && ++n >= 20) clearInterval(tick) }, 5); `+
+			`addEventListener('pagehide', () => ask('hide'))</script><title>hostile</title>`, to, strings.HasPrefix(path, "/ok"))
 	})
 	c := startMCP(t, s.home, nil, "--allow-domain", "127.0.0.1", "--allow-domain", "127.0.0.3")
 	c.ok(t, "browser_navigate", map[string]any{"url": hostile.URL + "/ok"})
