@@ -57,6 +57,20 @@ func (c *Client) guardCookies(m *cdproto.Message) bool {
 		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses %s: %s", m.Method, why))
 		return true
 	}
+	if m.Method == "Network.loadNetworkResource" {
+		// The browser fetches the URL itself, with the person's cookies,
+		// and follows its redirects: past the rules that hold the
+		// client's tabs to its domains and off private addresses, and
+		// the client reads the answer (TestRedTeamLoadNetworkResource).
+		c.r.mu.Lock()
+		held := c.guards()
+		c.r.mu.Unlock()
+		if held {
+			c.fail(m.ID, m.SessionID, -32000, "livetab refuses Network.loadNetworkResource to a connection with a policy (Livetab.setPolicy): the browser would fetch the URL past the rules that hold this connection's requests; load it in a tab of the allowed domains, or fetch it from the page (Runtime.evaluate)")
+			return true
+		}
+		return false
+	}
 	var urls []string
 	var p struct {
 		URLs       []string `json:"urls"`
