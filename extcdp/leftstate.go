@@ -137,7 +137,32 @@ var undoOf = map[string]undo{
 	// Chrome traces once for the whole browser: no client could trace
 	// again while the tab stays attached (TestRedTeamLeftTracingBlocksNoOne).
 	"Tracing.start": {"Tracing.end", `{}`, nil},
+	// Breakpoints of the DOM, of fetches and of events: the person's page
+	// stopped at A's under B's debugger after A left
+	// (TestRedTeamLeftBreakpointsStopThePersonsPage). Each is taken back by
+	// what names it.
+	"DOMDebugger.setXHRBreakpoint":                  {"DOMDebugger.removeXHRBreakpoint", `{}`, []string{"url"}},
+	"DOMDebugger.setEventListenerBreakpoint":        {"DOMDebugger.removeEventListenerBreakpoint", `{}`, []string{"eventName", "targetName"}},
+	"DOMDebugger.setDOMBreakpoint":                  {"DOMDebugger.removeDOMBreakpoint", `{}`, []string{"nodeId", "type"}},
+	"DOMDebugger.setInstrumentationBreakpoint":      {"DOMDebugger.removeInstrumentationBreakpoint", `{}`, []string{"eventName"}},
+	"EventBreakpoints.setInstrumentationBreakpoint": {"EventBreakpoints.removeInstrumentationBreakpoint", `{}`, []string{"eventName"}},
 }
+
+// byReply maps a command whose setting its reply names to the command that
+// takes it back by that name, and the name's field in both.
+var byReply = map[string]struct{ method, field string }{
+	"Page.addScriptToEvaluateOnNewDocument": {"Page.removeScriptToEvaluateOnNewDocument", "identifier"},
+	// A's breakpoints in the person's scripts, kept by the Debugger that
+	// B keeps on.
+	"Debugger.setBreakpointByUrl":           {"Debugger.removeBreakpoint", "breakpointId"},
+	"Debugger.setBreakpoint":                {"Debugger.removeBreakpoint", "breakpointId"},
+	"Debugger.setBreakpointOnFunctionCall":  {"Debugger.removeBreakpoint", "breakpointId"},
+	"Debugger.setInstrumentationBreakpoint": {"Debugger.removeBreakpoint", "breakpointId"},
+}
+
+// named is a setting that its reply named: the command that made it, and
+// the name.
+type named struct{ method, id string }
 
 // leftState is what clients set on one attachment: per client, the keys
 // of undoOf in the order it first sent them, and the ids of the scripts it
@@ -145,9 +170,9 @@ var undoOf = map[string]undo{
 type leftState map[*Client]*clientState
 
 type clientState struct {
-	keys    []string
-	params  map[string]jsonv2.Value // the last params of each key
-	scripts []string
+	keys   []string
+	params map[string]jsonv2.Value // the last params of each key
+	named  []named                 // settings of byReply, in order
 }
 
 // noteState notes that c sent method on the attachment of t (sid "" for
@@ -158,7 +183,7 @@ type clientState struct {
 // after its leave was taken back (TestRedTeamDiesMidSettingLeavesNothing).
 // Call with r.mu held.
 func (r *Relay) noteState(c *Client, t *tab, sid, method string, params jsonv2.Value) func(jsonv2.Value) {
-	script := method == "Page.addScriptToEvaluateOnNewDocument"
+	rep, script := byReply[method]
 	if _, ok := undoOf[method]; !ok && !script {
 		return nil
 	}
@@ -189,22 +214,21 @@ func (r *Relay) noteState(c *Client, t *tab, sid, method string, params jsonv2.V
 		cs.params[key] = params
 	}
 	return func(res jsonv2.Value) {
-		id := ""
+		var set named
 		if script {
-			var p struct {
-				Identifier string `json:"identifier"`
-			}
-			if jsonv2.Unmarshal(res, &p, wire.Options) != nil || p.Identifier == "" {
+			var p map[string]jsonv2.Value
+			var id string
+			if jsonv2.Unmarshal(res, &p, wire.Options) != nil || jsonv2.Unmarshal(p[rep.field], &id, wire.Options) != nil || id == "" {
 				return
 			}
-			id = p.Identifier
+			set = named{method, id}
 		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		ls := r.leftStateOf(t, sid)
 		if ls != nil && *ls != nil && (*ls)[c] == cs {
 			if script {
-				cs.scripts = append(cs.scripts, id)
+				cs.named = append(cs.named, set)
 			}
 			return
 		}
@@ -215,7 +239,7 @@ func (r *Relay) noteState(c *Client, t *tab, sid, method string, params jsonv2.V
 		// the clients that stay, as its leave did the rest.
 		late := &clientState{params: map[string]jsonv2.Value{}}
 		if script {
-			late.scripts = []string{id}
+			late.named = []named{set}
 		} else {
 			late.keys = []string{key}
 			late.params[key] = params
@@ -226,7 +250,7 @@ func (r *Relay) noteState(c *Client, t *tab, sid, method string, params jsonv2.V
 		if now := (*ls)[c]; now != nil {
 			// c came back meanwhile: its next leave takes this back too.
 			if script {
-				now.scripts = append(now.scripts, id)
+				now.named = append(now.named, set)
 			} else if !slices.Contains(now.keys, key) {
 				now.keys = append(now.keys, key)
 				now.params[key] = params
@@ -242,7 +266,8 @@ func (r *Relay) noteState(c *Client, t *tab, sid, method string, params jsonv2.V
 // client's leave takes back.
 func leavesState(method string) bool {
 	_, ok := undoOf[method]
-	return ok || method == "Page.addScriptToEvaluateOnNewDocument"
+	_, byName := byReply[method]
+	return ok || byName
 }
 
 // stateKey is the key under which a command of undoOf is noted: its
@@ -308,12 +333,13 @@ func (r *Relay) undoState(t *tab, sid string, ls leftState, c *Client) {
 			r.sendOwed(&wire.Frame{Method: method, Params: jsonv2.Value(params), TabID: t.id, SessionID: sid})
 		}
 	}
-	for _, id := range cs.scripts {
-		p, _ := jsonv2.Marshal(map[string]string{"identifier": id}, wire.Options)
-		send("Page.removeScriptToEvaluateOnNewDocument", string(p))
-		if sid == "" {
+	for _, n := range cs.named {
+		u := byReply[n.method]
+		p, _ := jsonv2.Marshal(map[string]string{u.field: n.id}, wire.Options)
+		send(u.method, string(p))
+		if sid == "" && u.method == "Page.removeScriptToEvaluateOnNewDocument" {
 			// A reattach replays the adds and removes in order.
-			t.noteSetup("Page.removeScriptToEvaluateOnNewDocument", p)
+			t.noteSetup(u.method, p)
 		}
 	}
 	for i := len(cs.keys) - 1; i >= 0; i-- {
