@@ -171,6 +171,10 @@ func (s *Server) page(ctx context.Context) (*page.Page, error) {
 	opts := []page.Option{page.WithGuard(s.pol), page.WithFileSetter(setFiles)}
 	if s.pol.DownloadDir != "" {
 		opts = append(opts, page.WithDownloadDir(s.pol.DownloadDir))
+	} else {
+		// The person chose no folder for the agent's files: a page the
+		// agent looks at leaves none in theirs.
+		opts = append(opts, page.WithDownloadsDenied())
 	}
 	if s.opts.Settle != 0 {
 		opts = append(opts, page.WithSettle(max(s.opts.Settle, 0), 0))

@@ -45,6 +45,9 @@ type downloadBehavior struct {
 	events bool   // send Browser.download* events
 	dir    string // move finished downloads here; "" leaves them in Chrome's folder
 	byGUID bool   // allowAndName: name the file by its guid
+	// deny: the tab's downloads are canceled as they begin, and a file
+	// Chrome finished first is removed (Chrome's deny writes none).
+	deny bool
 }
 
 // setDownloadBehavior answers Browser.setDownloadBehavior and
@@ -59,7 +62,7 @@ func (c *Client) setDownloadBehavior(m *cdproto.Message, sid target.SessionID) {
 	if !c.params(m, sid, &p) {
 		return
 	}
-	b := downloadBehavior{events: p.EventsEnabled || p.Behavior == "allow" || p.Behavior == "allowAndName"}
+	b := downloadBehavior{events: p.EventsEnabled || p.Behavior == "allow" || p.Behavior == "allowAndName", deny: p.Behavior == "deny"}
 	if (p.Behavior == "allow" || p.Behavior == "allowAndName") && p.DownloadPath != "" {
 		if !filepath.IsAbs(p.DownloadPath) {
 			c.fail(m.ID, sid, -32602, fmt.Sprintf("%s: downloadPath %q is not an absolute path: give the directory the finished downloads go to in full", m.Method, p.DownloadPath))
@@ -100,11 +103,15 @@ type download struct {
 	// removed, so that a client gets no other origin's bytes.
 	origin string
 	done   bool // the completed (or canceled) progress sent
+	// denied: a client that drives its tab denies downloads; it ends
+	// canceled, its file removed.
+	denied bool
 	// cancel: a client canceled it before chrome.downloads reported it;
 	// it is canceled there as soon as it is.
 	cancel bool
 	info   wire.DownloadInfo
-	seq    int64 // when the relay first heard of it
+	seq    int64     // when the relay first heard of it
+	heard  time.Time // the same, by the clock: see linkWindow
 }
 
 type downloadState struct {
@@ -160,7 +167,7 @@ func (d *downloadState) track(dl *download) {
 		return
 	}
 	d.seq++
-	dl.seq = d.seq
+	dl.seq, dl.heard = d.seq, time.Now()
 	d.open++
 	for d.open > maxOpenDownloads {
 		var old *download
@@ -197,20 +204,88 @@ func (d *downloadState) init() {
 	}
 }
 
-// unlinked finds a download of url that one side reported and the other
-// not yet. Call with r.mu held.
-func (d *downloadState) unlinked(url string, wantGUID bool) *download {
+// There is no id both sides of a download know: the relay joins a tab's
+// Page.downloadWillBegin and chrome.downloads' item by their URL, by when
+// Chrome began the item, and by the page it began from. Chrome tells the
+// tab before it makes the item, so a tab's report waits a while for the
+// item, and an item that Chrome began well before the tab told of its
+// download is another download of the same URL: the person's own, in a
+// tab no client drives, which a program must neither be given (its file
+// moved into the program's directory) nor cancel
+// (TestRedTeamDownloadOfTheSameURLStaysThePersons).
+const (
+	linkTabWindow  = 10 * time.Second // a tab's report waits for the item
+	linkItemBefore = time.Second      // an item begun this long before the tab's report is another's
+)
+
+// startedBefore reports whether Chrome began the item info more than
+// linkItemBefore before at; an item of an older extension, with no start
+// time, by when the relay heard of it (heard).
+func startedBefore(info wire.DownloadInfo, heard, at time.Time) bool {
+	if info.StartTime > 0 {
+		return time.UnixMilli(int64(info.StartTime)).Before(at.Add(-linkItemBefore))
+	}
+	return heard.Before(at.Add(-linkItemBefore))
+}
+
+// linkTab finds the tab's report of a download that item info (heard now)
+// is the chrome.downloads side of: one of its URL not linked yet, heard
+// within linkTabWindow, that Chrome did not begin the item well before;
+// of several, the one whose tab shows the item's referrer, else the
+// latest. Call with r.mu held.
+func (d *downloadState) linkTab(info wire.DownloadInfo) *download {
+	var found *download
+	now := time.Now()
 	for _, dl := range d.byGUID {
-		if dl.url == url && wantGUID && dl.chromeID == 0 {
-			return dl
+		if dl.chromeID != 0 || dl.url != info.URL || now.Sub(dl.heard) > linkTabWindow || startedBefore(info, now, dl.heard) {
+			continue
+		}
+		if found == nil || betterLink(dl, found, info.Referrer) {
+			found = dl
 		}
 	}
+	return found
+}
+
+// linkItem finds the chrome.downloads item of the download a tab (t)
+// tells of now: one of url not linked yet that Chrome did not begin well
+// before; of several, the one begun from the page t shows, else the
+// latest. Call with r.mu held.
+func (d *downloadState) linkItem(t *tab, url string) *download {
+	var found *download
+	now := time.Now()
 	for _, dl := range d.byChrome {
-		if dl.url == url && !wantGUID && dl.guid == "" {
-			return dl
+		if dl.guid != "" || dl.url != url || startedBefore(dl.info, dl.heard, now) {
+			continue
+		}
+		if found == nil || betterItem(dl, found, t) {
+			found = dl
 		}
 	}
-	return nil
+	return found
+}
+
+// betterItem reports whether a is a better item than b for a download t
+// tells of: begun from the page t shows and b not, else the later one.
+func betterItem(a, b *download, t *tab) bool {
+	am := t != nil && a.info.Referrer != "" && a.info.Referrer == t.info.URL
+	bm := t != nil && b.info.Referrer != "" && b.info.Referrer == t.info.URL
+	if am != bm {
+		return am
+	}
+	return a.seq > b.seq
+}
+
+// betterLink reports whether a is a better tab report than b for an item
+// begun from referrer: its tab shows the referrer and b's does not, else
+// it is the later one.
+func betterLink(a, b *download, referrer string) bool {
+	am := referrer != "" && a.tab != nil && a.tab.info.URL == referrer
+	bm := referrer != "" && b.tab != nil && b.tab.info.URL == referrer
+	if am != bm {
+		return am
+	}
+	return a.seq > b.seq
 }
 
 // broadcastDownload sends a Browser.* download event to the clients that
@@ -282,6 +357,55 @@ func (r *Relay) downloadDest(dl *download) string {
 		}
 	}
 	return ""
+}
+
+// downloadDenied reports whether the clients that drive dl's tab deny
+// its downloads (Browser.setDownloadBehavior {behavior: deny}): on a
+// session on the tab, else for the whole client, as downloadDest reads
+// them; a directory asked for at the same level wins over a deny. A
+// denied download must not land in the person's Downloads folder: a
+// hostile page an agent looks at would leave files there no one chose
+// (TestRedTeamDriveByDownloads). Call with r.mu held.
+func (r *Relay) downloadDenied(dl *download) bool {
+	if dl.tab == nil {
+		return false
+	}
+	var drivers []*Client
+	for c := range r.clients {
+		if c.sees(dl.tab) && (dl.tab.creator == c || c.hasSessionOn(dl.tab)) {
+			drivers = append(drivers, c)
+		}
+	}
+	var dir, deny bool
+	for _, c := range drivers {
+		for sid, b := range c.sessionDownloads {
+			if s := r.sessions[sid]; s != nil && s.tab == dl.tab {
+				dir, deny = dir || b.dir != "", deny || b.deny
+			}
+		}
+	}
+	if dir || deny {
+		return !dir
+	}
+	for _, c := range drivers {
+		dir, deny = dir || c.download.dir != "", deny || c.download.deny
+	}
+	return deny && !dir
+}
+
+// deny cancels dl, which a client that drives its tab denies: in Chrome
+// once chrome.downloads has reported it, and its file is removed if
+// Chrome finished it first (a small file can finish before the tab's
+// event reaches the relay). Call with r.mu held.
+func (r *Relay) deny(dl *download) {
+	dl.denied = true
+	switch {
+	case dl.chromeID == 0:
+		dl.cancel = true // canceled when chrome.downloads reports it
+	case dl.info.State == "in_progress":
+		r.cancelChromeDownload(dl.chromeID)
+	}
+	r.finishDownload(dl)
 }
 
 // moveFile moves src to dst, or, when dst exists, to "name (N).ext" beside
@@ -360,10 +484,10 @@ func (r *Relay) onPageDownload(t *tab, method cdproto.MethodType, params jsonv2.
 			URL               string `json:"url"`
 			SuggestedFilename string `json:"suggestedFilename"`
 		}
-		if jsonv2.Unmarshal(params, &p, wire.Options) != nil {
-			return
+		if jsonv2.Unmarshal(params, &p, wire.Options) != nil || r.downloads.byGUID[p.GUID] != nil {
+			return // told by the tab and by a frame's own session
 		}
-		dl := r.downloads.unlinked(p.URL, false)
+		dl := r.downloads.linkItem(t, p.URL)
 		if dl == nil {
 			dl = &download{url: p.URL}
 		}
@@ -371,7 +495,9 @@ func (r *Relay) onPageDownload(t *tab, method cdproto.MethodType, params jsonv2.
 		r.downloads.byGUID[p.GUID] = dl
 		r.downloads.track(dl)
 		r.beginDownload(dl, p.FrameID, p.SuggestedFilename)
-		if dl.info.State == "complete" || dl.info.State == "interrupted" {
+		if r.downloadDenied(dl) {
+			r.deny(dl)
+		} else if dl.info.State == "complete" || dl.info.State == "interrupted" {
 			r.finishDownload(dl)
 		}
 	case eventPageDownloadProgress:
@@ -405,8 +531,10 @@ func (r *Relay) onExtDownload(info wire.DownloadInfo) {
 	r.downloads.init()
 	dl := r.downloads.byChrome[info.ID]
 	if dl == nil {
-		if dl = r.downloads.unlinked(info.URL, true); dl == nil && info.FinalURL != "" {
-			dl = r.downloads.unlinked(info.FinalURL, true)
+		if dl = r.downloads.linkTab(info); dl == nil && info.FinalURL != "" {
+			fin := info
+			fin.URL = info.FinalURL
+			dl = r.downloads.linkTab(fin)
 		}
 		if dl == nil {
 			dl = &download{url: info.URL}
@@ -439,6 +567,14 @@ func (r *Relay) finishDownload(dl *download) {
 	r.downloads.retire(dl)
 	p := map[string]any{
 		"guid": dl.guid, "totalBytes": dl.info.TotalBytes, "receivedBytes": dl.info.BytesReceived, "state": "completed",
+	}
+	if dl.denied {
+		p["state"] = "canceled"
+		r.broadcastDownload(dl, cdproto.EventBrowserDownloadProgress, p)
+		if f := dl.info.Filename; f != "" && dl.info.State == "complete" {
+			go os.Remove(f)
+		}
+		return
 	}
 	if dl.info.State != "complete" {
 		p["state"] = "canceled"

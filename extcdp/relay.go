@@ -778,9 +778,9 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 			r.children[p.SessionID] = &child{sid: p.SessionID, tab: t, targetID: p.TargetInfo.TargetID, info: p.TargetInfo}
 		}
 	case eventPageDownloadWillBegin, eventPageDownloadProgress:
-		if c == nil {
-			r.onPageDownload(t, method, f.Params)
-		}
+		// A frame of another site, in a process of its own, tells of its
+		// downloads on its own session: they are the tab's all the same.
+		r.onPageDownload(t, method, f.Params)
 	case cdproto.EventTargetDetachedFromTarget:
 		var p struct {
 			SessionID string `json:"sessionId"`

@@ -1658,6 +1658,10 @@ function downloadInfo(item) {
     state: item.state,
     bytesReceived: item.bytesReceived,
     totalBytes: item.totalBytes,
+    // When and from which page Chrome began it: Go tells a tab's download
+    // from the person's of the same URL by them.
+    startTime: Date.parse(item.startTime) || 0,
+    referrer: item.referrer ?? '',
     ...(item.error ? { error: item.error } : {}),
   };
 }

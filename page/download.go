@@ -31,6 +31,16 @@ func WithDownloadDir(dir string) Option {
 	return func(c *config) { c.downloadDir = dir }
 }
 
+// WithDownloadsDenied makes the Page's tabs download nothing when it has
+// no download directory: a download a page starts (on a click, or on its
+// own with no click at all) is refused (Browser.setDownloadBehavior deny)
+// rather than left to land in the browser's Downloads folder, and the
+// action says so. For a program that acts for someone who did not choose
+// where its files go, such as an agent on a page that may be hostile.
+func WithDownloadsDenied() Option {
+	return func(c *config) { c.denyDownloads = true }
+}
+
 // Download is a file an action downloaded.
 type Download struct {
 	URL    string `json:"url"`
@@ -53,6 +63,18 @@ type download struct {
 // setDownloads points the tab's downloads at the download directory.
 func (p *Page) setDownloads(t *tab) error {
 	dir := p.cfg.downloadDir
+	if dir == "" && p.cfg.denyDownloads {
+		ctx, cancel := context.WithTimeout(t.ctx, 10*time.Second)
+		defer cancel()
+		_, err := chromedp.Call(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+			Behavior:      browser.SetDownloadBehaviorBehaviorDeny,
+			EventsEnabled: new(true),
+		})
+		if err != nil {
+			return fmt.Errorf("refusing the tab's downloads (Browser.setDownloadBehavior deny): %w", err)
+		}
+		return nil
+	}
 	if dir == "" {
 		return nil
 	}
@@ -147,6 +169,8 @@ func (a *action) finishDownloads(dls []*download) string {
 			// The file's name is the site's: words for the model, as
 			// the page's title is, so it goes in a page block.
 			lines = append(lines, fmt.Sprintf("downloaded a file (%d bytes, %s, sha256 %s):\n%s", f.Size, f.MIME, f.SHA256, wrapUntrusted("path: "+f.Path+"\nurl: "+f.URL)))
+		case st == browser.DownloadProgressStateCanceled && t.p.cfg.downloadDir == "" && t.p.cfg.denyDownloads:
+			lines = append(lines, "a download was refused: there is no download directory (the person can set one with --download-dir); its URL:\n"+wrapUntrusted(d.url))
 		case st == browser.DownloadProgressStateCanceled:
 			lines = append(lines, "a download was canceled; its URL:\n"+wrapUntrusted(d.url))
 		case err != nil:

@@ -48,6 +48,7 @@ type config struct {
 	settleMax     time.Duration
 	settleQuiet   time.Duration
 	downloadDir   string
+	denyDownloads bool
 }
 
 // WithViewport sets the viewport that the Page emulates in each of its tabs,

@@ -232,6 +232,10 @@ type DownloadInfo struct {
 	BytesReceived float64 `json:"bytesReceived"`
 	TotalBytes    float64 `json:"totalBytes"`
 	Error         string  `json:"error,omitzero"`
+	// StartTime is when Chrome began the download (ms since the epoch),
+	// Referrer the page it began from; zero from an older extension.
+	StartTime float64 `json:"startTime,omitzero"`
+	Referrer  string  `json:"referrer,omitzero"`
 }
 
 // Frame is one message on the extension's socket.
