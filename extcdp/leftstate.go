@@ -164,6 +164,16 @@ var byReply = map[string]struct{ method, field string }{
 // the name.
 type named struct{ method, id string }
 
+// removers are the commands by which a client takes back a setting of
+// byReply itself, and the field that names it: the relay forgets it for
+// that client, so that its leave does not take back the same setting
+// made again by another (Chrome names a breakpoint by its place, the same
+// for every client that sets it there).
+var removers = map[string]string{
+	"Debugger.removeBreakpoint":                "breakpointId",
+	"Page.removeScriptToEvaluateOnNewDocument": "identifier",
+}
+
 // leftState is what clients set on one attachment: per client, the keys
 // of undoOf in the order it first sent them, and the ids of the scripts it
 // added.
@@ -183,6 +193,10 @@ type clientState struct {
 // after its leave was taken back (TestRedTeamDiesMidSettingLeavesNothing).
 // Call with r.mu held.
 func (r *Relay) noteState(c *Client, t *tab, sid, method string, params jsonv2.Value) func(jsonv2.Value) {
+	if field, ok := removers[method]; ok {
+		r.forgetNamed(c, t, sid, method, field, params)
+		return nil
+	}
 	rep, script := byReply[method]
 	if _, ok := undoOf[method]; !ok && !script {
 		return nil
@@ -262,6 +276,22 @@ func (r *Relay) noteState(c *Client, t *tab, sid, method string, params jsonv2.V
 	}
 }
 
+// forgetNamed forgets, for c, the setting of byReply that a remover
+// command names. Call with r.mu held.
+func (r *Relay) forgetNamed(c *Client, t *tab, sid, method, field string, params jsonv2.Value) {
+	ls := r.leftStateOf(t, sid)
+	if ls == nil || *ls == nil || (*ls)[c] == nil {
+		return
+	}
+	var p map[string]jsonv2.Value
+	var id string
+	if jsonv2.Unmarshal(params, &p, wire.Options) != nil || jsonv2.Unmarshal(p[field], &id, wire.Options) != nil {
+		return
+	}
+	cs := (*ls)[c]
+	cs.named = slices.DeleteFunc(cs.named, func(n named) bool { return n.id == id && byReply[n.method].method == method })
+}
+
 // leavesState reports whether method leaves state on the page that a
 // client's leave takes back.
 func leavesState(method string) bool {
@@ -281,7 +311,21 @@ func stateKey(method string, params jsonv2.Value) string {
 	jsonv2.Unmarshal(params, &p, wire.Options)
 	key := method
 	for _, f := range u.from {
-		key += " " + f + "=" + string(p[f])
+		// As Chrome reads the value: escapes decoded, and an event
+		// listener breakpoint's target "*" when none is named, in any
+		// case (another client's breakpoint of the same event, spelt
+		// otherwise, was taken back with this one's).
+		var v any
+		jsonv2.Unmarshal(p[f], &v, wire.Options)
+		if method == "DOMDebugger.setEventListenerBreakpoint" && f == "targetName" {
+			name, _ := v.(string)
+			if name == "" {
+				name = "*"
+			}
+			v = strings.ToLower(name)
+		}
+		b, _ := jsonv2.Marshal(v, wire.Options)
+		key += " " + f + "=" + string(b)
 	}
 	return key
 }
@@ -335,6 +379,9 @@ func (r *Relay) undoState(t *tab, sid string, ls leftState, c *Client) {
 	}
 	for _, n := range cs.named {
 		u := byReply[n.method]
+		if heldByOther(ls, c, n) {
+			continue
+		}
 		p, _ := jsonv2.Marshal(map[string]string{u.field: n.id}, wire.Options)
 		send(u.method, string(p))
 		if sid == "" && u.method == "Page.removeScriptToEvaluateOnNewDocument" {
@@ -373,6 +420,17 @@ func (r *Relay) undoState(t *tab, sid string, ls leftState, c *Client) {
 			}
 		}
 	}
+}
+
+// heldByOther reports whether a client of ls other than c holds the
+// setting n too.
+func heldByOther(ls leftState, c *Client, n named) bool {
+	for o, os := range ls {
+		if o != c && slices.ContainsFunc(os.named, func(m named) bool { return m.id == n.id && byReply[m.method].method == byReply[n.method].method }) {
+			return true
+		}
+	}
+	return false
 }
 
 // leftTab runs when c's session on t (or on a child of t) ended: once c
