@@ -106,6 +106,11 @@ type download struct {
 	// denied: a client that drives its tab denies downloads; it ends
 	// canceled, its file removed.
 	denied bool
+	// unsure: the tab's report was joined to an item chrome.downloads
+	// had reported before it, which Chrome does not do for a tab's own
+	// download: it may be the person's. Such a download is never
+	// canceled, removed or moved (see linkItem).
+	unsure bool
 	// cancel: a client canceled it before chrome.downloads reported it;
 	// it is canceled there as soon as it is.
 	cancel bool
@@ -230,17 +235,19 @@ func startedBefore(info wire.DownloadInfo, heard, at time.Time) bool {
 
 // linkTab finds the tab's report of a download that item info (heard now)
 // is the chrome.downloads side of: one of its URL not linked yet, heard
-// within linkTabWindow, that Chrome did not begin the item well before;
-// of several, the one whose tab shows the item's referrer, else the
-// latest. Call with r.mu held.
+// within linkTabWindow, that Chrome did not begin the item well before,
+// whose tab shows the page the item was begun from (fromTab: an item of
+// the person's tab of the same URL, made while the tab's own is on its
+// way, is not the tab's); the latest of several. Call with r.mu held.
 func (d *downloadState) linkTab(info wire.DownloadInfo) *download {
 	var found *download
 	now := time.Now()
 	for _, dl := range d.byGUID {
-		if dl.chromeID != 0 || dl.url != info.URL || now.Sub(dl.heard) > linkTabWindow || startedBefore(info, now, dl.heard) {
+		if dl.chromeID != 0 || dl.url != info.URL || now.Sub(dl.heard) > linkTabWindow || startedBefore(info, now, dl.heard) ||
+			!fromTab(dl.tab, info.Referrer) {
 			continue
 		}
-		if found == nil || betterLink(dl, found, info.Referrer) {
+		if found == nil || dl.seq > found.seq {
 			found = dl
 		}
 	}
@@ -248,44 +255,38 @@ func (d *downloadState) linkTab(info wire.DownloadInfo) *download {
 }
 
 // linkItem finds the chrome.downloads item of the download a tab (t)
-// tells of now: one of url not linked yet that Chrome did not begin well
-// before; of several, the one begun from the page t shows, else the
-// latest. Call with r.mu held.
+// tells of now, in case chrome.downloads told of it first: Chrome tells
+// the tab first, so an item already reported is most likely another
+// download of the URL, the person's own (TestRedTeamDenyLeavesThePersonsDownload).
+// Only an item not linked yet, begun from the page t shows, not well
+// before now, is taken; the caller marks the link unsure. Call with r.mu
+// held.
 func (d *downloadState) linkItem(t *tab, url string) *download {
 	var found *download
 	now := time.Now()
 	for _, dl := range d.byChrome {
-		if dl.guid != "" || dl.url != url || startedBefore(dl.info, dl.heard, now) {
+		if dl.guid != "" || dl.url != url || startedBefore(dl.info, dl.heard, now) ||
+			t == nil || dl.info.Referrer == "" || dl.info.Referrer != t.info.URL {
 			continue
 		}
-		if found == nil || betterItem(dl, found, t) {
+		if found == nil || dl.seq > found.seq {
 			found = dl
 		}
 	}
 	return found
 }
 
-// betterItem reports whether a is a better item than b for a download t
-// tells of: begun from the page t shows and b not, else the later one.
-func betterItem(a, b *download, t *tab) bool {
-	am := t != nil && a.info.Referrer != "" && a.info.Referrer == t.info.URL
-	bm := t != nil && b.info.Referrer != "" && b.info.Referrer == t.info.URL
-	if am != bm {
-		return am
+// fromTab reports whether an item begun from referrer may be of a
+// download of t: the referrer is the page t shows, or its origin (what a
+// frame of another site sends), or there is none to tell.
+func fromTab(t *tab, referrer string) bool {
+	if referrer == "" {
+		return true
 	}
-	return a.seq > b.seq
-}
-
-// betterLink reports whether a is a better tab report than b for an item
-// begun from referrer: its tab shows the referrer and b's does not, else
-// it is the later one.
-func betterLink(a, b *download, referrer string) bool {
-	am := referrer != "" && a.tab != nil && a.tab.info.URL == referrer
-	bm := referrer != "" && b.tab != nil && b.tab.info.URL == referrer
-	if am != bm {
-		return am
+	if t == nil {
+		return false
 	}
-	return a.seq > b.seq
+	return referrer == t.info.URL || strings.TrimSuffix(referrer, "/") == originOf(t.info.URL)
 }
 
 // broadcastDownload sends a Browser.* download event to the clients that
@@ -328,7 +329,7 @@ func (r *Relay) broadcastDownload(dl *download, method cdproto.MethodType, param
 // Chrome put it: a program's downloadPath takes only its own downloads.
 // Call with r.mu held.
 func (r *Relay) downloadDest(dl *download) string {
-	if dl.tab == nil {
+	if dl.tab == nil || dl.unsure {
 		return ""
 	}
 	name := baseName(dl.info.Filename)
@@ -367,7 +368,7 @@ func (r *Relay) downloadDest(dl *download) string {
 // hostile page an agent looks at would leave files there no one chose
 // (TestRedTeamDriveByDownloads). Call with r.mu held.
 func (r *Relay) downloadDenied(dl *download) bool {
-	if dl.tab == nil {
+	if dl.tab == nil || dl.unsure {
 		return false
 	}
 	var drivers []*Client
@@ -490,6 +491,8 @@ func (r *Relay) onPageDownload(t *tab, method cdproto.MethodType, params jsonv2.
 		dl := r.downloads.linkItem(t, p.URL)
 		if dl == nil {
 			dl = &download{url: p.URL}
+		} else {
+			dl.unsure = true
 		}
 		dl.guid, dl.tab = p.GUID, t
 		r.downloads.byGUID[p.GUID] = dl
