@@ -116,7 +116,7 @@ type download struct {
 	cancel bool
 	info   wire.DownloadInfo
 	seq    int64     // when the relay first heard of it
-	heard  time.Time // the same, by the clock: see linkWindow
+	heard  time.Time // the same, by the clock: see startedBefore
 }
 
 type downloadState struct {
@@ -258,15 +258,16 @@ func (d *downloadState) linkTab(info wire.DownloadInfo) *download {
 // tells of now, in case chrome.downloads told of it first: Chrome tells
 // the tab first, so an item already reported is most likely another
 // download of the URL, the person's own (TestRedTeamDenyLeavesThePersonsDownload).
-// Only an item not linked yet, begun from the page t shows, not well
-// before now, is taken; the caller marks the link unsure. Call with r.mu
+// Only an item not linked yet, begun from the page t shows (or its
+// origin), not well before now, is taken; the caller marks the link
+// unsure. Call with r.mu
 // held.
 func (d *downloadState) linkItem(t *tab, url string) *download {
 	var found *download
 	now := time.Now()
 	for _, dl := range d.byChrome {
 		if dl.guid != "" || dl.url != url || startedBefore(dl.info, dl.heard, now) ||
-			t == nil || dl.info.Referrer == "" || dl.info.Referrer != t.info.URL {
+			dl.info.Referrer == "" || !fromTab(t, dl.info.Referrer) {
 			continue
 		}
 		if found == nil || dl.seq > found.seq {
@@ -286,7 +287,8 @@ func fromTab(t *tab, referrer string) bool {
 	if t == nil {
 		return false
 	}
-	return referrer == t.info.URL || strings.TrimSuffix(referrer, "/") == originOf(t.info.URL)
+	page, _, _ := strings.Cut(t.info.URL, "#") // a referrer has no fragment
+	return referrer == page || strings.TrimSuffix(referrer, "/") == originOf(page)
 }
 
 // broadcastDownload sends a Browser.* download event to the clients that
