@@ -13,7 +13,7 @@ import {
 import { answerChallenge, newNonce } from './lib/pairing.js';
 import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
 import { parsePolicy, policyOwner } from './lib/policy.js';
-import { FIRST_RULE_ID, closedRules, drivenRules, mergedPrivateRules, popupRules, workerRules } from './lib/popups.js';
+import { FIRST_RULE_ID, aheadRules, closedRules, drivenRules, mergedPrivateRules, popupRules, workerRules } from './lib/popups.js';
 import { commandRefusal, navigateRefusal, needsTabUrl } from './lib/unsafe.js';
 import { readActivity } from './lib/activity.js';
 
@@ -185,6 +185,14 @@ function refreshRules() {
         const driven = drivenRules(mine.size ? { ...pol, tabs: [...mine] } : pol, others, id);
         id += driven.length;
         rules = rules.concat(driven);
+        // Pages fetched ahead, in the owner's tabs and the new tabs pages
+        // open; not in the tabs a person shared.
+        const notAhead = ids.filter((x) => !born.has(x) && !maybe.has(x) && !(mine.has(x) && (created.has(x) || holding.has(x))));
+        if (notAhead.length < ids.length) {
+          const ahead = aheadRules(pol, notAhead, id);
+          id += ahead.length;
+          rules = rules.concat(ahead);
+        }
       }
       rules = rules.concat(workerRules([...owners.values()], id, chrome.runtime.id));
       unheld = excluded.filter((x) => !held.has(x));

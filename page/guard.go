@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -188,10 +189,20 @@ func (e *BlockedError) Unwrap() error { return e.Err }
 // interceptDocuments makes the tab hold its document requests for the
 // guard.
 func (t *tab) interceptDocuments(ctx context.Context) error {
+	// A redirect is looked at twice: its response, where a refused
+	// Location is aborted before Chrome follows it, and the request of the
+	// hop. Only the first keeps it from the browser's own rules, which
+	// block a main-frame load of a private address that no page started
+	// (pages fetched ahead, extension/lib/popups.js): blocked there, Chrome
+	// would show its error page and the tab would leave the domains.
 	_, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{
 		URLPattern:   "*",
 		ResourceType: network.ResourceTypeDocument,
 		RequestStage: fetch.RequestStageRequest,
+	}, {
+		URLPattern:   "*",
+		ResourceType: network.ResourceTypeDocument,
+		RequestStage: fetch.RequestStageResponse,
 	}}})
 	if err != nil {
 		return fmt.Errorf("holding document requests for the guard (Fetch.enable): %w", err)
@@ -215,6 +226,17 @@ func (t *tab) paused(ev *fetch.EventRequestPaused) {
 	t.mu.Unlock()
 	if ev.Request.URLFragment != "" {
 		r.URL += ev.Request.URLFragment
+	}
+	if ev.ResponseStatusCode != 0 || ev.ResponseErrorReason != "" {
+		// The response stage: only a redirect's Location is a request.
+		loc := redirectLocation(ev)
+		if loc == "" {
+			ctx, cancel := context.WithTimeout(t.life, 10*time.Second)
+			defer cancel()
+			_, _ = chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+			return
+		}
+		r.URL, r.Redirect = loc, true
 	}
 	ctx, cancel := context.WithTimeout(t.life, 10*time.Second)
 	defer cancel()
@@ -527,4 +549,30 @@ func (p *Page) historyTarget(ctx context.Context, t *tab, act Action) string {
 		return ""
 	}
 	return h.Entries[i].URL
+}
+
+// redirectLocation is where a response paused by Fetch redirects to, as an
+// absolute URL; "" when it is no redirect.
+func redirectLocation(ev *fetch.EventRequestPaused) string {
+	switch ev.ResponseStatusCode {
+	case 301, 302, 303, 307, 308:
+	default:
+		return ""
+	}
+	for _, h := range ev.ResponseHeaders {
+		if !strings.EqualFold(h.Name, "Location") {
+			continue
+		}
+		base, err := url.Parse(ev.Request.URL)
+		if err != nil {
+			return ""
+		}
+		loc, err := base.Parse(strings.TrimSpace(h.Value))
+		if err != nil {
+			// Chrome follows no Location it cannot parse either.
+			return ""
+		}
+		return loc.String()
+	}
+	return ""
 }

@@ -125,6 +125,41 @@ export function drivenRules(pol, otherTabIds, firstId) {
 }
 
 /**
+ * The rules that hold the pages Chrome fetches ahead for an owner's tabs
+ * off private addresses. A page's speculation rules (in the page or in a
+ * Speculation-Rules header) have Chrome prefetch or prerender a URL from
+ * the browser: a main-frame request of the tab that no page of the
+ * owner's domains started, which the page's Fetch interception never sees
+ * and the rules of page-started loads (initiatorDomains) never match. So
+ * these block every main-frame request of the tabs to a private address
+ * that the owner did not name, unless a page of its domains started it:
+ * those stay the guard's, which aborts them rather than have Chrome show
+ * its error page. The owner's own navigations have no initiator either;
+ * the guard refuses those before they leave, redirects included, and the
+ * tabs a person shared are left out by the caller (their address bar is
+ * theirs). Without blockPrivate, none.
+ * @param {Policy} pol
+ * @param {number[]} excludedTabIds the tabs the rules leave alone
+ * @param {number} firstId
+ * @returns {Rule[]}
+ */
+export function aheadRules(pol, excludedTabIds, firstId) {
+  if (!pol.blockPrivate) return [];
+  const domains = [...new Set(pol.domains.map(dnrDomain).filter((d) => d !== ''))];
+  const named = [...new Set((pol.privateAllowed ?? []).map(dnrDomain).filter((d) => d !== ''))];
+  return PRIVATE_HOSTS.map((host, i) => {
+    /** @type {Record<string, unknown>} */
+    const cond = {
+      resourceTypes: ['main_frame'], regexFilter: `${SCHEME}${host}${PORT_END}`, isUrlFilterCaseSensitive: true,
+    };
+    if (domains.length) cond.excludedInitiatorDomains = domains;
+    if (excludedTabIds.length) cond.excludedTabIds = excludedTabIds;
+    if (named.length) cond.excludedRequestDomains = named;
+    return { id: firstId + i, priority: 1, action: { type: 'block' }, condition: cond };
+  });
+}
+
+/**
  * The private hosts every one of the owners named (as DNR domains): rules
  * that cannot tell which owner a request is for let only those through.
  * @param {Policy[]} holders owners with blockPrivate, at least one

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { closedRules, dnrDomain, drivenRules, mergedPrivateRules, popupRules, workerRules } from '../lib/popups.js';
+import { aheadRules, closedRules, dnrDomain, drivenRules, mergedPrivateRules, popupRules, workerRules } from '../lib/popups.js';
 
 const vectors = JSON.parse(readFileSync(new URL('../../policy/testdata/domains.json', import.meta.url), 'utf8'));
 
@@ -139,6 +139,26 @@ test('drivenRules keep every request of the owner\'s tabs off private addresses 
     assert.equal(blocked(only, { url: 'http://10.0.0.1:9/x', initiator: '127.0.0.1', tabId: 3, type: 'xmlhttprequest' }), true);
   }
   assert.deepEqual(drivenRules({ ...pol, guardsLoads: true, blockPrivate: false }, [1, 2], 100), []);
+});
+
+test('aheadRules hold a main-frame load of a private address that no page of the domains started', () => {
+  const pol = { sharedOnly: false, domains: ['a.localhost', '127.0.0.3'], blockPrivate: true, privateAllowed: ['a.localhost', '127.0.0.3'] };
+  const rules = aheadRules(pol, [1, 2], 100);
+  // Chrome's prefetch and prerender for the tab: no initiator.
+  for (const url of ['http://127.0.0.2:9/x', 'http://b.localhost:9/x', 'http://192.168.0.1/', 'http://[::1]:9/']) {
+    assert.equal(blocked(rules, { url, tabId: 3, type: 'main_frame' }), true, url);
+    assert.equal(blocked(rules, { url, tabId: 1, type: 'main_frame' }), false, `${url} in a tab left out`);
+  }
+  // The hosts named, and the page's own navigations (the guard's).
+  assert.equal(blocked(rules, { url: 'http://a.localhost:9/', tabId: 3, type: 'main_frame' }), false);
+  assert.equal(blocked(rules, { url: 'http://127.0.0.3:9/', tabId: 3, type: 'main_frame' }), false);
+  assert.equal(blocked(rules, { url: 'http://127.0.0.2:9/', initiator: 'a.localhost', tabId: 3, type: 'main_frame' }), false);
+  // Only main frames: the other rules hold the rest.
+  assert.equal(blocked(rules, { url: 'http://127.0.0.2:9/', tabId: 3, type: 'sub_frame' }), false);
+  assert.deepEqual(aheadRules({ ...pol, blockPrivate: false }, [1, 2], 100), []);
+  // Any domain allowed: every main-frame load of a private address.
+  const any = aheadRules({ ...pol, domains: [], privateAllowed: [] }, [1], 100);
+  assert.equal(blocked(any, { url: 'http://10.1.2.3/', initiator: 'a.example', tabId: 3, type: 'main_frame' }), true);
 });
 
 test('drivenRules hold only the main frame of the owner\'s tabs, none without tabs', () => {
