@@ -543,10 +543,22 @@ func (r *Relay) onExtDownload(info wire.DownloadInfo) {
 		}
 		if dl == nil {
 			dl = &download{url: info.URL}
+			dl.tab = r.popupDownloadTab(info.SourceTabID)
 		}
 		dl.chromeID = info.ID
 		r.downloads.byChrome[info.ID] = dl
 		r.downloads.track(dl)
+		if dl.guid == "" && dl.tab != nil {
+			// A download of a new tab a page of dl.tab opened: the tab's,
+			// told now, since no session on the new tab tells of it.
+			dl.info = info
+			dl.guid = "livetab-download-" + strconv.FormatInt(info.ID, 10)
+			r.downloads.byGUID[dl.guid] = dl
+			r.beginDownload(dl, "", baseName(info.Filename))
+			if r.downloadDenied(dl) {
+				r.deny(dl)
+			}
+		}
 	}
 	dl.info = info
 	if dl.cancel && info.State == "in_progress" {
@@ -563,6 +575,26 @@ func (r *Relay) onExtDownload(info wire.DownloadInfo) {
 	if dl.guid != "" {
 		r.finishDownload(dl)
 	}
+}
+
+// popupDownloadTab is the tab whose download one begun in a new tab that
+// a page of tab source opened counts as: source, or, when no client
+// drives source (a popup of a popup), the tab that opened it, and so on.
+// nil when there is none. Call with r.mu held.
+func (r *Relay) popupDownloadTab(source int64) *tab {
+	for range 8 {
+		t := r.tabs[source]
+		if source == 0 || t == nil {
+			return nil
+		}
+		for c := range r.clients {
+			if c.sees(t) && (t.creator == c || c.hasSessionOn(t)) {
+				return t
+			}
+		}
+		source = t.info.OpenerTabID
+	}
+	return nil
 }
 
 func (r *Relay) finishDownload(dl *download) {

@@ -15,6 +15,7 @@ import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
 import { parsePolicy, policyOwner } from './lib/policy.js';
 import { FIRST_RULE_ID, aheadRules, closedRules, drivenRules, mergedPrivateRules, popupRules, workerRules } from './lib/popups.js';
 import { commandRefusal, navigateRefusal, needsTabUrl } from './lib/unsafe.js';
+import { NewTabLoads } from './lib/loads.js';
 import { readActivity } from './lib/activity.js';
 
 /**
@@ -1558,7 +1559,12 @@ function ownPageNavigation(d, committed) {
     lost(d.tabId, 'extension_page');
   }
 }
-chrome.webNavigation.onBeforeNavigate.addListener((d) => ownPageNavigation(d, false));
+chrome.webNavigation.onBeforeNavigate.addListener((d) => {
+  ownPageNavigation(d, false);
+  // A later load of a popup (window.open('') and then a location).
+  const source = sourceOf.get(d.tabId);
+  if (d.frameId === 0 && born.has(d.tabId) && source !== undefined) newTabLoads.add(d.tabId, d.url, source, Date.now());
+});
 chrome.webNavigation.onCommitted.addListener((d) => ownPageNavigation(d, true));
 
 chrome.webNavigation.onErrorOccurred.addListener((d) => {
@@ -1609,6 +1615,7 @@ chrome.webNavigation.onCreatedNavigationTarget.addListener((d) => {
     born.add(d.tabId);
     maybe.delete(d.tabId);
   }
+  if (livetabs(d.sourceTabId)) newTabLoads.add(d.tabId, d.url, d.sourceTabId, Date.now());
   persist();
   const waiter = sourceWaiters.get(d.tabId);
   if (waiter) {
@@ -1654,9 +1661,19 @@ chrome.tabs.onRemoved.addListener((tabId) => {
 // and gives clients Browser.download* events with the file's path.
 
 /**
+ * The new tabs' loads that may turn into downloads (lib/loads.js), and the
+ * downloads joined to one: by chrome.downloads id, the tab whose page
+ * opened the tab.
+ */
+const newTabLoads = new NewTabLoads();
+/** @type {Map<number, number>} */
+const downloadSource = new Map();
+
+/**
  * @param {chrome.downloads.DownloadItem} item
  */
 function downloadInfo(item) {
+  const source = downloadSource.get(item.id);
   return {
     id: item.id,
     url: item.url,
@@ -1671,10 +1688,16 @@ function downloadInfo(item) {
     startTime: Date.parse(item.startTime) || 0,
     referrer: item.referrer ?? '',
     ...(item.error ? { error: item.error } : {}),
+    ...(source !== undefined ? { sourceTabId: source } : {}),
   };
 }
 
 chrome.downloads.onCreated.addListener((item) => {
+  const load = newTabLoads.take([item.url, item.finalUrl], Date.parse(item.startTime) || 0, Date.now());
+  if (load) {
+    downloadSource.set(item.id, load.source);
+    if (downloadSource.size > 256) downloadSource.delete(downloadSource.keys().next().value ?? -1);
+  }
   if (state !== 'ready') return;
   queueTabEvent(async () => emit(notifyText('ext.download', downloadInfo(item))));
 });

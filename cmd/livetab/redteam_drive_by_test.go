@@ -14,7 +14,8 @@ import (
 // A hostile page of an allowed host downloads a file into the person's
 // computer while an agent looks at it: on load with no click (a frame of an
 // attachment, of its own site and of another, a blob saved through
-// <a download>, a navigation to an attachment) and on the agent's click.
+// <a download>, a navigation to an attachment) and on the agent's click,
+// in the tab or in a new tab the page opens.
 // An agent that was given no --download-dir gets no download at all: none
 // may land in the person's Downloads folder, where the person would find,
 // and may open, a file no one chose. With --download-dir, the control,
@@ -37,7 +38,12 @@ func TestRedTeamDriveByDownloads(t *testing.T) {
 			`a.download = 'blob.exe'; document.body.append(a); a.click();</script>`,
 		"nav.exe":   `<script>setTimeout(() => { location.href = '/file/nav.exe'; }, 100)</script>`,
 		"click.exe": `<a href="/file/click.exe">Claim your prize</a>`,
+		// In a new tab, which the page opens on the agent's click and
+		// Chrome closes once its load turned into the download.
+		"blank.exe": `<a href="/file/blank.exe" target="_blank">Claim your prize</a>`,
+		"open.exe":  `<button onclick="window.open('/file/open.exe')">Claim your prize</button>`,
 	}
+	clicks := map[string]string{"click.exe": `link "Claim your prize"`, "blank.exe": `link "Claim your prize"`, "open.exe": `button "Claim your prize"`}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
@@ -63,9 +69,9 @@ func TestRedTeamDriveByDownloads(t *testing.T) {
 				c := startMCP(t, h, nil, args...)
 				for name := range vectors {
 					c.call(t, "browser_tabs", map[string]any{"action": "open", "url": hostile.URL + "/v/" + name})
-					if name == "click.exe" {
-						out, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, mustSnap(t, c), `link "Claim your prize"`)})
-						t.Logf("the click: %s", out)
+					if what, ok := clicks[name]; ok {
+						out, _ := c.ok(t, "browser_click", map[string]any{"index": index(t, mustSnap(t, c), what)})
+						t.Logf("the click on %s: %s", name, out)
 					}
 				}
 				time.Sleep(2 * time.Second)

@@ -236,6 +236,11 @@ type DownloadInfo struct {
 	// Referrer the page it began from; zero from an older extension.
 	StartTime float64 `json:"startTime,omitzero"`
 	Referrer  string  `json:"referrer,omitzero"`
+	// SourceTabID is the tab whose page opened the new tab this download
+	// began in (a link with target=_blank, window.open): Chrome closes
+	// such a tab, which nothing debugged, once its load turned into the
+	// download. Zero for any other download.
+	SourceTabID int64 `json:"sourceTabId,omitzero"`
 }
 
 // Frame is one message on the extension's socket.
