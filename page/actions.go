@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
@@ -147,8 +148,10 @@ type ClickOptions struct {
 
 // Click clicks the element with trusted mouse events at its centre (or the
 // nearest visible point of it), after scrolling it into view. It refuses a
-// hidden, disabled or covered element. When the click starts a navigation,
-// Click waits for the new page.
+// hidden, disabled or covered element, and one that hides, moves or is
+// covered as the pointer arrives (the press would land on something else,
+// such as a frame of another site a hostile page uncovers). When the click
+// starts a navigation, Click waits for the new page.
 func (p *Page) Click(ctx context.Context, ref Ref, opts ClickOptions) error {
 	_, err := p.run(ctx, false, Action{Kind: KindAct, Op: "click", Ref: ref}, func(a *action) (string, error) { return a.click(ref, opts) })
 	return err
@@ -185,6 +188,12 @@ func (a *action) click(ref Ref, o ClickOptions) (string, error) {
 	if err := chromedp.Do(a.ctx, chromedp.MouseEvent(chromedp.MouseMoved, pt.X, pt.Y, withMods)); err != nil {
 		return "", err
 	}
+	// Once more where the pointer now is: a hostile page can hide its
+	// element, or uncover a frame of another site, as the pointer arrives,
+	// and the press would land on what is there instead.
+	if err := a.stillThere(ref, pt); err != nil {
+		return "", err
+	}
 	for i := 1; i <= count; i++ {
 		if err := chromedp.Do(a.ctx, chromedp.MouseClickXY(pt.X, pt.Y,
 			chromedp.ButtonType(btn), chromedp.ClickCount(i), withMods)); err != nil {
@@ -202,6 +211,35 @@ func (a *action) click(ref Ref, o ClickOptions) (string, error) {
 		verb = "middle-clicked"
 	}
 	return verb + " " + refLabel(ref, pt.Label), nil
+}
+
+// stillThere checks, after the pointer moved to pt, that a press there
+// still lands on ref's element. In a frame, whose own viewport the page
+// side knows, the element must still be reachable.
+func (a *action) stillThere(ref Ref, pt pointRes) error {
+	s, jsref, err := a.route(ref)
+	if err != nil {
+		return err
+	}
+	var why string
+	if s.main {
+		var hit struct {
+			OK bool   `json:"ok"`
+			By string `json:"by"`
+		}
+		if err := a.call(s, "hitsAt", &hit, jsref, pt.X, pt.Y); err != nil {
+			return elemErr(ref, err)
+		}
+		if hit.OK {
+			return nil
+		}
+		why = "a press there would land on " + hit.By
+	} else if _, err := a.point(ref, pointOpts{Enabled: true, Scroll: new(false)}); err != nil {
+		why = err.Error()
+	} else {
+		return nil
+	}
+	return &ElementError{Ref: ref, Code: "moved", Msg: fmt.Sprintf("%s changed as the pointer came over it (%s): the click was not sent; take a new snapshot", pt.Label, why)}
 }
 
 // refLabel says what an action hit: the index or selector, and the page's
@@ -246,7 +284,8 @@ type TypeOptions struct {
 // Type focuses the element and types text into it with trusted key events:
 // an <input>, a <textarea> or a contenteditable region. A newline in text is
 // the Enter key. Typing stops with ErrNavigated when the page navigates away
-// part way.
+// part way, and with an ElementError when the element loses the keyboard
+// focus (the keys would go wherever the page moved it).
 func (p *Page) Type(ctx context.Context, ref Ref, text string, opts TypeOptions) error {
 	_, err := p.run(ctx, false, Action{Kind: KindAct, Op: "type", Ref: ref, Text: text}, func(a *action) (string, error) { return a.typeText(ref, text, opts) })
 	return err
@@ -273,7 +312,38 @@ func (a *action) typeText(ref Ref, text string, o TypeOptions) (string, error) {
 			return "", err
 		}
 	}
+	// The keys go wherever the focus is when they arrive: each is sent
+	// only while the element holds it, the first once the page's answer
+	// to the focus had time to run (a move to a frame of another process
+	// takes effect a moment later). A hostile page that moves the focus to
+	// a frame of another site later gets at most the one key already on
+	// its way.
+	moved := func(typed int) error {
+		var held bool
+		if err := a.call(s, "holdsFocus", &held, jsref, typed == 0); err != nil {
+			return elemErr(ref, err)
+		}
+		if held && typed == 0 {
+			select {
+			case <-time.After(focusSettle):
+			case <-a.ctx.Done():
+				return a.ctx.Err()
+			}
+			if err := a.call(s, "holdsFocus", &held, jsref, false); err != nil {
+				return elemErr(ref, err)
+			}
+		}
+		if held {
+			return nil
+		}
+		return &ElementError{Ref: ref, Code: "focus", Msg: fmt.Sprintf("%s lost the keyboard focus after %d of %d characters (the page moved it, perhaps to a frame of another site): typing stopped so that the rest goes nowhere else; take a new snapshot", f.Label, typed, len([]rune(text)))}
+	}
 	runes := []rune(text)
+	if len(runes) > 0 {
+		if err := moved(0); err != nil {
+			return "", err
+		}
+	}
 	if o.Insert && len(runes) > 0 {
 		if _, err := chromedp.Call(a.ctx, input.InsertText, input.InsertTextParams{Text: text}); err != nil {
 			return "", err
@@ -284,6 +354,15 @@ func (a *action) typeText(ref Ref, text string, o TypeOptions) (string, error) {
 		if a.navigated() {
 			a.settle()
 			return "", fmt.Errorf("%s: %w after %d of %d characters; take a new snapshot", ref, ErrNavigated, i, len(runes))
+		}
+		if i > 0 {
+			if err := moved(i); err != nil {
+				if a.navigated() {
+					a.settle()
+					return "", fmt.Errorf("%s: %w after %d of %d characters; take a new snapshot", ref, ErrNavigated, i, len(runes))
+				}
+				return "", err
+			}
 		}
 		if err := chromedp.Do(a.ctx, chromedp.KeyEvent(string(r))); err != nil {
 			return "", err
@@ -307,6 +386,10 @@ func (a *action) typeText(ref Ref, text string, o TypeOptions) (string, error) {
 	}
 	return msg, nil
 }
+
+// focusSettle is how long typing waits after focusing, for the page's
+// answer to the focus (see typeText).
+const focusSettle = 20 * time.Millisecond
 
 func isPasswordish(label string) bool {
 	return strings.Contains(strings.ToLower(label), "password")

@@ -866,6 +866,29 @@
     return { hasText, focused: deepActive(el.ownerDocument) === el, label: label(el) };
   }
 
+  // hitsAt reports whether a press at x, y (as point gave them)
+  // would still land on ref's element; else what it would land on. The
+  // pointer's arrival runs the page's handlers, and a hostile page can hide
+  // its element then, or uncover a frame of another site beneath it.
+  function hitsAt(ref, x, y) {
+    const { el, target } = resolve(ref);
+    if (!isVisible(target)) return { ok: false, by: 'nothing: ' + label(el) + ' is not visible now' };
+    const off = frameOffset(winOf(target));
+    const res = hitTarget(target, x - off.x, y - off.y);
+    return { ok: res.ok, by: res.ok ? '' : describe(res.hit) };
+  }
+
+  // holdsFocus reports whether ref's element still has the keyboard focus,
+  // after the page's timers of the moment have run when flush is set: a
+  // hostile page can move the focus to a frame of another site as soon as
+  // its input takes it, and the keys typed next would go there.
+  function holdsFocus(ref, flush) {
+    const { el } = resolve(ref);
+    const held = () => deepActive(el.ownerDocument) === el;
+    if (!flush) return held();
+    return new Promise((done) => setTimeout(() => done(held()), 0));
+  }
+
   function value(ref) {
     const { el } = resolve(ref);
     if ('value' in el && el.localName !== 'button') return String(el.value);
@@ -1341,7 +1364,7 @@
   }
 
   const api = {
-    snapshot, find, point, focus, value, selectOption, checkState, scroll, scrollTo,
+    snapshot, find, point, hitsAt, focus, holdsFocus, value, selectOption, checkState, scroll, scrollTo,
     rect, check, read, info, frameBox, labelOf, fieldState, watch, quietState, changes, at, storage, viewText,
   };
 
