@@ -452,7 +452,15 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		c.failErr(m.ID, replySID, attachError(t, err))
 		return
 	}
-	if c.refuseUnwatched(m, t, s) || c.refuseFrame(m, t, sid) || c.refuseHistoryEntry(m, t, sid) || c.guardUnsafe(m, t, sid, s) {
+	if c.refuseUnwatched(m, t, s) || c.refuseFrame(m, t, sid) || c.refuseHistoryEntry(m, t, sid) {
+		return
+	}
+	// Before guardUnsafe, whose emulations run code too (a data: URL
+	// loads as Page.setDocumentContent).
+	if runsCode(m.Method) && !c.opened(t) {
+		c.guardAttachment(t, sid)
+	}
+	if c.guardUnsafe(m, t, sid, s) {
 		return
 	}
 	if sid == "" && m.Method == cdproto.CommandInspectorDisable {

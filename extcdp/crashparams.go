@@ -48,6 +48,33 @@ func (c *Client) guardCrashers(m *cdproto.Message) bool {
 		return true
 	}
 	switch m.Method {
+	case cdproto.CommandPageNavigate:
+		var p struct {
+			TransitionType string `json:"transitionType"`
+		}
+		if !decode(&p) {
+			return true
+		}
+		if p.TransitionType == "auto_subframe" || p.TransitionType == "manual_subframe" {
+			// TestRedTeamSubframeTransitionOfAMainFrame: the tab's
+			// renderer crashed on an http URL, and about:blank dropped
+			// the extension's socket.
+			return refuse(fmt.Sprintf("transitionType %q is how Chrome names a frame's own loads inside a page; given to Page.navigate through the extension it crashes the tab's renderer or the extension: use \"link\" or \"typed\", or leave it out", p.TransitionType))
+		}
+	case cdproto.CommandPagePrintToPDF:
+		var p struct {
+			PaperWidth  *float64 `json:"paperWidth"`
+			PaperHeight *float64 `json:"paperHeight"`
+		}
+		if !decode(&p) {
+			return true
+		}
+		for _, v := range []*float64{p.PaperWidth, p.PaperHeight} {
+			if v != nil && (*v < minPaperInches || *v > maxPaperInches) {
+				// 1e-9 made the whole browser exit (TestRedTeamPrintToPDFExtremes).
+				return refuse(fmt.Sprintf("a paper size of %g inches: give a width and height from %g to %g inches (Letter is 8.5 by 11)", *v, minPaperInches, maxPaperInches))
+			}
+		}
 	case cdproto.CommandInputImeSetComposition:
 		var p struct {
 			SelectionStart   *float64 `json:"selectionStart"`
@@ -92,3 +119,10 @@ func (c *Client) guardCrashers(m *cdproto.Message) bool {
 	}
 	return false
 }
+
+// The paper sizes Page.printToPDF takes, in inches: smaller than a tenth
+// of an inch, Chrome either refuses the page as empty or exits.
+const (
+	minPaperInches = 0.1
+	maxPaperInches = 1000.0
+)

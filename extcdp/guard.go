@@ -260,12 +260,15 @@ func skipsPause(m *cdproto.Message) bool {
 
 // runsCode reports whether method runs a client's code on the page: a
 // script, a script for new documents, an attribute or markup (an event
-// handler).
+// handler), a document (Page.setDocumentContent), a navigation (a
+// javascript: or data: URL, or a page whose own script never ends), an
+// expression on a paused frame (TestRedTeamUnguardedLoop).
 func runsCode(method cdproto.MethodType) bool {
 	switch method {
 	case cdproto.CommandRuntimeEvaluate, cdproto.CommandRuntimeCallFunctionOn, cdproto.CommandRuntimeRunScript,
 		cdproto.CommandPageAddScriptToEvaluateOnNewDocument,
-		cdproto.CommandDOMSetAttributeValue, cdproto.CommandDOMSetAttributesAsText, cdproto.CommandDOMSetOuterHTML:
+		cdproto.CommandDOMSetAttributeValue, cdproto.CommandDOMSetAttributesAsText, cdproto.CommandDOMSetOuterHTML,
+		cdproto.CommandPageSetDocumentContent, cdproto.CommandPageNavigate, cdproto.CommandDebuggerEvaluateOnCallFrame:
 		return true
 	}
 	return false
