@@ -145,18 +145,37 @@ export function drivenRules(pol, otherTabIds, firstId) {
  */
 export function aheadRules(pol, excludedTabIds, firstId) {
   if (!pol.blockPrivate) return [];
+  const allowed = pol.privateAllowed ?? [];
+  // A private address named as a CIDR range or an IPv6 literal has no DNR
+  // domain to leave out: the rules would block the owner's own loads of
+  // it, so there are none (pages fetched ahead are then not held).
+  if (allowed.some((p) => dnrDomain(p) === '')) return [];
   const domains = [...new Set(pol.domains.map(dnrDomain).filter((d) => d !== ''))];
-  const named = [...new Set((pol.privateAllowed ?? []).map(dnrDomain).filter((d) => d !== ''))];
-  return PRIVATE_HOSTS.map((host, i) => {
+  const named = [...new Set(allowed.map(dnrDomain))];
+  /** @type {Record<string, unknown>} */
+  const base = { resourceTypes: ['main_frame'], isUrlFilterCaseSensitive: true };
+  if (domains.length) base.excludedInitiatorDomains = domains;
+  if (excludedTabIds.length) base.excludedTabIds = excludedTabIds;
+  /** @type {Rule[]} */
+  const rules = PRIVATE_HOSTS.map((host, i) => {
     /** @type {Record<string, unknown>} */
-    const cond = {
-      resourceTypes: ['main_frame'], regexFilter: `${SCHEME}${host}${PORT_END}`, isUrlFilterCaseSensitive: true,
-    };
-    if (domains.length) cond.excludedInitiatorDomains = domains;
-    if (excludedTabIds.length) cond.excludedTabIds = excludedTabIds;
+    const cond = { ...base, regexFilter: `${SCHEME}${host}${PORT_END}` };
     if (named.length) cond.excludedRequestDomains = named;
-    return { id: firstId + i, priority: 1, action: { type: 'block' }, condition: cond };
+    return { id: firstId + i, priority: 1, action: { type: /** @type {const} */ ('block') }, condition: cond };
   });
+  // A DNR domain also leaves out its subdomains: those of a host named
+  // alone (a.localhost, not *.a.localhost) are held again.
+  const wild = allowed.filter((p) => p.trim().startsWith('*.')).map(dnrDomain);
+  for (const d of named) {
+    const numeric = /(^|\.)(\d+|0x[0-9a-f]*)$/.test(d);
+    if (numeric || wild.some((w) => d === w || d.endsWith('.' + w))) continue;
+    const inner = named.filter((x) => x !== d && x.endsWith('.' + d));
+    /** @type {Record<string, unknown>} */
+    const cond = { ...base, requestDomains: [d], regexFilter: `${SCHEME}[^/?#@]*\\.${escapeRE(d)}${PORT_END}` };
+    if (inner.length) cond.excludedRequestDomains = inner;
+    rules.push({ id: firstId + rules.length, priority: 1, action: { type: 'block' }, condition: cond });
+  }
+  return rules;
 }
 
 /**

@@ -156,6 +156,14 @@ test('aheadRules hold a main-frame load of a private address that no page of the
   // Only main frames: the other rules hold the rest.
   assert.equal(blocked(rules, { url: 'http://127.0.0.2:9/', tabId: 3, type: 'sub_frame' }), false);
   assert.deepEqual(aheadRules({ ...pol, blockPrivate: false }, [1, 2], 100), []);
+  // A subdomain of a host named alone is not named.
+  assert.equal(blocked(rules, { url: 'http://x.a.localhost:9/', tabId: 3, type: 'main_frame' }), true);
+  const wild = aheadRules({ ...pol, privateAllowed: ['*.a.localhost'] }, [1, 2], 100);
+  assert.equal(blocked(wild, { url: 'http://x.a.localhost:9/', tabId: 3, type: 'main_frame' }), false);
+  // A range or an IPv6 address named: no rules, which would block the
+  // owner's own loads of it.
+  assert.deepEqual(aheadRules({ ...pol, privateAllowed: ['127.0.0.4/30'] }, [1, 2], 100), []);
+  assert.deepEqual(aheadRules({ ...pol, privateAllowed: ['::1'] }, [1, 2], 100), []);
   // Any domain allowed: every main-frame load of a private address.
   const any = aheadRules({ ...pol, domains: [], privateAllowed: [] }, [1], 100);
   assert.equal(blocked(any, { url: 'http://10.1.2.3/', initiator: 'a.example', tabId: 3, type: 'main_frame' }), true);
