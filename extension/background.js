@@ -1565,7 +1565,10 @@ chrome.webNavigation.onBeforeNavigate.addListener((d) => {
   const source = sourceOf.get(d.tabId);
   if (d.frameId === 0 && born.has(d.tabId) && source !== undefined) newTabLoads.add(d.tabId, d.url, source, Date.now());
 });
-chrome.webNavigation.onCommitted.addListener((d) => ownPageNavigation(d, true));
+chrome.webNavigation.onCommitted.addListener((d) => {
+  ownPageNavigation(d, true);
+  if (d.frameId === 0) newTabLoads.committed(d.tabId);
+});
 
 chrome.webNavigation.onErrorOccurred.addListener((d) => {
   if (d.frameId !== 0 || !owners.size || !/ERR_BLOCKED_BY_CLIENT/.test(d.error) || retried.has(d.tabId)) return;

@@ -40,6 +40,16 @@ export class NewTabLoads {
   }
 
   /**
+   * Forgets the loads of tab tabId: its load committed a document, so it
+   * turned into no download, and a later download of its URL (the
+   * person's, in a tab of their own) is not the tab's.
+   * @param {number} tabId
+   */
+  committed(tabId) {
+    this.loads = this.loads.filter((l) => l.tabId !== tabId);
+  }
+
+  /**
    * The load a download of one of urls, begun at started, came from, if
    * any: the latest such load begun before the download, within LOAD_MS.
    * It is taken: one load turns into one download, and a second download

@@ -26,3 +26,10 @@ test('the final URL joins too, and the records stay bounded', () => {
   assert.equal(loads.take(['http://x.test/', `http://a.test/${MAX_LOADS + 9}`], 0, 1001)?.tabId, MAX_LOADS + 9);
   assert.equal(loads.take(['http://a.test/0'], 0, 1001), undefined, 'the oldest went');
 });
+
+test('a load that committed a page turned into no download', () => {
+  const loads = new NewTabLoads();
+  loads.add(7, 'http://a.test/page', 3, 1000);
+  loads.committed(7);
+  assert.equal(loads.take(['http://a.test/page'], 1100, 1100), undefined);
+});
