@@ -103,9 +103,9 @@ func (c *Client) guardAttachment(t *tab, sid string) {
 // guardCommand does, before a command of c's on t's attachment sid (its
 // own, or a child session's) goes to Chrome, what the guard needs, and
 // reports whether it answered the command itself:
-//   - the guard goes on before what runs c's code on a tab c did not open:
-//     a script, a script for new documents, an attribute or markup (an
-//     event handler);
+//   - (forward turns the guard on before what runs c's code on a tab c
+//     did not open: a script, a script for new documents, an attribute or
+//     markup, a navigation; see runsCode);
 //   - a client of Debugger's Debugger.enable comes after a disable, for
 //     Chrome lists the page's scripts only to an enable of a Debugger that
 //     was off;
@@ -117,12 +117,7 @@ func (c *Client) guardAttachment(t *tab, sid string) {
 //     refused on a tab the client did not open, and so is blackboxing.
 func (c *Client) guardCommand(m *cdproto.Message, t *tab, sid string) bool {
 	r := c.r
-	if runsCode(m.Method) {
-		if !c.opened(t) {
-			c.guardAttachment(t, sid)
-		}
-		return false
-	}
+	// forward turned the guard on for a command that runs code.
 	switch m.Method {
 	case cdproto.CommandDebuggerEnable:
 		r.mu.Lock()

@@ -23,6 +23,10 @@ var (
 	// ErrCovered: another element lies on top of the element, so a click would
 	// land on that one.
 	ErrCovered = errors.New("element covered by another element")
+	// ErrInputDiverted: the page changed as the input arrived (the element
+	// left the pointer, or the keyboard focus moved away), so the click or
+	// the rest of the keys were not sent. Take a new snapshot.
+	ErrInputDiverted = errors.New("the page changed as the input arrived")
 	// ErrDisabled: the element is disabled or read-only.
 	ErrDisabled = errors.New("element disabled")
 	// ErrUnsupported: the element cannot do what was asked (typing into a
@@ -65,6 +69,8 @@ func (e *ElementError) sentinel() error {
 		return ErrCovered
 	case "disabled", "readonly":
 		return ErrDisabled
+	case "moved", "focus":
+		return ErrInputDiverted
 	default:
 		return ErrUnsupported
 	}

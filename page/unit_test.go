@@ -83,6 +83,7 @@ func TestElementError(t *testing.T) {
 	for code, want := range map[string]error{
 		"stale": ErrStaleElement, "detached": ErrStaleElement, "covered": ErrCovered, "unknown": ErrNotFound,
 		"hidden": ErrNotVisible, "disabled": ErrDisabled, "notfound": ErrNotFound, "noteditable": ErrUnsupported,
+		"moved": ErrInputDiverted, "focus": ErrInputDiverted,
 	} {
 		err := error(&ElementError{Ref: Index(3), Code: code, Msg: "m"})
 		if !errors.Is(err, want) {
@@ -91,6 +92,11 @@ func TestElementError(t *testing.T) {
 	}
 	err := (&ElementError{Ref: Index(3), Code: "stale"}).Error()
 	if !strings.Contains(err, "[3]") || !strings.Contains(err, "snapshot") {
+		t.Errorf("message %q", err)
+	}
+	// A refused click is no unsupported action: the agent should look again.
+	err = (&ElementError{Ref: Index(3), Code: "moved", Msg: "button changed as the pointer came over it"}).Error()
+	if strings.Contains(err, ErrUnsupported.Error()) || !strings.Contains(err, ErrInputDiverted.Error()) {
 		t.Errorf("message %q", err)
 	}
 }
