@@ -1306,16 +1306,23 @@ const ops = {
 
 // ---- events ----------------------------------------------------------------
 
-// Tab events resolve their target first; a chain keeps them in the order
-// Chrome fired them.
-/** @type {Promise<void>} */
-let tabChain = Promise.resolve();
+// Tab events resolve their target first, and a new tab's first report may
+// wait up to SOURCE_WAIT_MS for the page that opened it. One chain per tab
+// keeps each tab's events in the order Chrome fired them, and one more the
+// downloads': with a single chain, each new tab that waited held every
+// report behind it, and a popup's download reached the relay seconds late,
+// after the file had landed where its program's deny should have kept it.
+/** @type {Map<number | string, Promise<void>>} */
+const chains = new Map();
 
 /**
+ * @param {number | string} key a tab id, or 'downloads'
  * @param {() => Promise<void>} fn
  */
-function queueTabEvent(fn) {
-  tabChain = tabChain.then(fn).catch(() => {});
+function queueTabEvent(key, fn) {
+  const next = (chains.get(key) ?? Promise.resolve()).then(fn).catch(() => {});
+  chains.set(key, next);
+  void next.then(() => { if (chains.get(key) === next) chains.delete(key); });
 }
 
 /**
@@ -1325,7 +1332,7 @@ function queueTabEvent(fn) {
 function tabEvent(method, tab) {
   if (state !== 'ready' || tab.id === undefined) return;
   const tabId = tab.id;
-  queueTabEvent(async () => {
+  queueTabEvent(tabId, async () => {
     if (method === 'ext.tabCreated' && tab.openerTabId !== undefined && !sourceOf.has(tabId)) {
       await new Promise((/** @type {(v?: unknown) => void} */ done) => {
         const timer = setTimeout(done, SOURCE_WAIT_MS);
@@ -1656,7 +1663,7 @@ chrome.tabs.onRemoved.addListener((tabId) => {
   const a = shared.delete(tabId), b = created.delete(tabId), c = born.delete(tabId), d = sourceOf.delete(tabId);
   if (a || b || c || d) persist();
   if (state !== 'ready') return;
-  queueTabEvent(async () => emit(notifyText('ext.tabRemoved', { tabId })));
+  queueTabEvent(tabId, async () => emit(notifyText('ext.tabRemoved', { tabId })));
 });
 
 // Downloads: extensions may not choose where files go, but chrome.downloads
@@ -1702,14 +1709,14 @@ chrome.downloads.onCreated.addListener((item) => {
     if (downloadSource.size > 256) downloadSource.delete(downloadSource.keys().next().value ?? -1);
   }
   if (state !== 'ready') return;
-  queueTabEvent(async () => emit(notifyText('ext.download', downloadInfo(item))));
+  queueTabEvent('downloads', async () => emit(notifyText('ext.download', downloadInfo(item))));
 });
 
 chrome.downloads.onChanged.addListener((delta) => {
   // Only the changes that matter to a waiting client: the end, and the
   // final file name.
   if (state !== 'ready' || !(delta.state || delta.filename || delta.error)) return;
-  queueTabEvent(async () => {
+  queueTabEvent('downloads', async () => {
     const [item] = await chrome.downloads.search({ id: delta.id });
     if (item) emit(notifyText('ext.download', downloadInfo(item)));
   });
