@@ -407,9 +407,10 @@ func (c *Client) sessionCommand(m *cdproto.Message, s *session) {
 	case strings.HasPrefix(string(m.Method), "Browser.") || strings.HasPrefix(string(m.Method), livetabcdp.Domain) || targetLevel(m):
 		c.browserCommand(m, s.id)
 		return
-	case strings.HasSuffix(string(m.Method), ".disable") && c.shared(s):
+	case strings.HasSuffix(string(m.Method), ".disable") && (c.shared(s) || m.Method == cdproto.CommandPageDisable && c.watchedForDownloads(s)):
 		// Disabling a domain on a shared attachment would silence it for
-		// the other sessions too.
+		// the other sessions too, and the relay's own Page on a popup it
+		// watches for downloads.
 		c.reply(m.ID, s.id, nil)
 		return
 	}
@@ -437,6 +438,14 @@ func (c *Client) shared(s *session) bool {
 		return len(s.child.sessions) > 1 || len(s.tab.sessions) > 0
 	}
 	return len(s.tab.sessions) > 1
+}
+
+// watchedForDownloads reports whether s is on a tab the relay keeps Page on
+// for its downloads (watchPopupDownloads).
+func (c *Client) watchedForDownloads(s *session) bool {
+	c.r.mu.Lock()
+	defer c.r.mu.Unlock()
+	return s.child == nil && c.r.keepsForDownloads(s.tab)
 }
 
 // forward sends a command to a tab (or its child session sid) and routes

@@ -85,6 +85,12 @@ func (c *Client) setDownloadBehavior(m *cdproto.Message, sid target.SessionID) {
 		c.download = b
 		c.downloadEvents = b.events
 	}
+	// Popups already open heed the new behavior too.
+	for _, t := range r.tabs {
+		if t.creator == c {
+			r.watchPopupDownloads(t)
+		}
+	}
 	r.mu.Unlock()
 	c.reply(m.ID, sid, nil)
 }
@@ -347,9 +353,10 @@ func (r *Relay) downloadDest(dl *download) string {
 			drivers = append(drivers, c)
 		}
 	}
+	bt := r.behaviorTab(dl.tab)
 	for _, c := range drivers {
 		for sid, b := range c.sessionDownloads {
-			if s := r.sessions[sid]; s != nil && s.tab == dl.tab && b.dir != "" {
+			if s := r.sessions[sid]; s != nil && s.tab == bt && b.dir != "" {
 				return dest(b)
 			}
 		}
@@ -380,9 +387,10 @@ func (r *Relay) downloadDenied(dl *download) bool {
 		}
 	}
 	var dir, deny bool
+	bt := r.behaviorTab(dl.tab)
 	for _, c := range drivers {
 		for sid, b := range c.sessionDownloads {
-			if s := r.sessions[sid]; s != nil && s.tab == dl.tab {
+			if s := r.sessions[sid]; s != nil && s.tab == bt {
 				dir, deny = dir || b.dir != "", deny || b.deny
 			}
 		}
@@ -595,6 +603,106 @@ func (r *Relay) popupDownloadTab(source int64) *tab {
 		source = t.info.OpenerTabID
 	}
 	return nil
+}
+
+// A page of a client's tab can open a popup, which is the client's too
+// (inherit), and no client need ever attach to it: chromedp and page do
+// not, until asked. No session then tells of the downloads the popup's
+// page begins (an <a download>, a frame of an attachment, a later one),
+// and the client's deny or directory did not hold them: they landed in
+// the person's Downloads folder (TestRedTeamPopupDownloadsDenied).
+// Chrome's own Browser.setDownloadBehavior holds in every tab of the
+// browser context, popups included; so the relay attaches to such a popup
+// itself, with Page on, for as long as the client's behavior asks for it.
+// A download the page begins before the attach lands is caught only when
+// it is the popup's first load (lib/loads.js).
+
+// behaviorTab is the tab whose sessions' download behaviors (chromedp and
+// page set theirs on the tab's session) hold for t's downloads: t, or for a
+// tab a page opened (a popup) no session on which set one, the tab that
+// opened it, and so on.
+// Call with r.mu held.
+func (r *Relay) behaviorTab(t *tab) *tab {
+	for range 8 {
+		for c := range r.clients {
+			for sid := range c.sessionDownloads {
+				if s := r.sessions[sid]; s != nil && s.tab == t {
+					return t
+				}
+			}
+		}
+		o := r.tabs[t.info.OpenerTabID]
+		if t.info.OpenerTabID == 0 || o == nil || o == t {
+			return t
+		}
+		t = o
+	}
+	return t
+}
+
+// caresForDownloads reports whether the downloads of t, a tab of its
+// creator's, are denied or moved (downloadDenied, downloadDest), so that
+// the relay must hear of them. Call with r.mu held.
+func (r *Relay) caresForDownloads(t *tab) bool {
+	c := t.creator
+	if c == nil || !c.sees(t) {
+		return false
+	}
+	if c.download.deny || c.download.dir != "" {
+		return true
+	}
+	bt := r.behaviorTab(t)
+	for sid, b := range c.sessionDownloads {
+		if s := r.sessions[sid]; s != nil && s.tab == bt && (b.deny || b.dir != "") {
+			return true
+		}
+	}
+	return false
+}
+
+// keepsForDownloads reports whether the relay keeps its debugger on t,
+// with no session there, to hear of its downloads. Call with r.mu held.
+func (r *Relay) keepsForDownloads(t *tab) bool {
+	return t.downloadWatch && !t.closed && r.caresForDownloads(t)
+}
+
+// watchPopupDownloads attaches, in the background, to t when it is a popup
+// of a tab of a client whose downloads are denied or moved. Call with r.mu
+// held.
+func (r *Relay) watchPopupDownloads(t *tab) {
+	if t.downloadWatch || t.closed || t.kept || r.paused || t.info.OpenerTabID == 0 || !r.caresForDownloads(t) {
+		return
+	}
+	t.downloadWatch = true
+	r.goWork(clientTimeout, func(ctx context.Context) {
+		err := r.ensureAttached(ctx, t)
+		if err == nil {
+			_, err = r.ask(ctx, t, "", cdproto.CommandPageEnable, emptyObject)
+		}
+		var res jsonv2.Value
+		if err == nil {
+			// Where the popup is now: a download is joined to it by the
+			// page it shows (fromTab), and the extension's report of its
+			// load can come late.
+			res, err = r.ask(ctx, t, "", cdproto.CommandTargetGetTargetInfo, emptyObject)
+		}
+		var info target.GetTargetInfoResult
+		if err == nil {
+			if err = jsonv2.Unmarshal(res, &info, wire.Options); err == nil && info.TargetInfo != nil {
+				r.mu.Lock()
+				if u := info.TargetInfo.URL; u != "" && u != t.info.URL {
+					r.moveTo(t, u)
+				}
+				r.mu.Unlock()
+			}
+		}
+		if err != nil {
+			r.log.Info("could not watch a popup's downloads", "tab", t.id, "err", err)
+			r.mu.Lock()
+			t.downloadWatch = false
+			r.mu.Unlock()
+		}
+	})
 }
 
 func (r *Relay) finishDownload(dl *download) {

@@ -287,6 +287,10 @@ type tab struct {
 	// unguarded: the extension was told that no client with a policy
 	// drives the page that opened this popup (clientpolicy.go).
 	unguarded bool
+	// downloadWatch: the relay keeps the debugger on this popup of a
+	// client's tab, with Page on, so that it hears of the popup's
+	// downloads (watchPopupDownloads).
+	downloadWatch bool
 	// trace: who traces the tab, and its trace streams (tracing.go).
 	trace traceState
 
@@ -497,6 +501,7 @@ func (r *Relay) upsertTab(ti wire.TabInfo) *tab {
 	}
 	t.info = ti
 	r.inherit(t)
+	r.watchPopupDownloads(t)
 	return t
 }
 
@@ -1000,7 +1005,7 @@ func removeSession(list []*session, s *session) []*session {
 // releaseIfUnused detaches the debugger from t when no session needs it, so
 // that the user's tab loses the infobar. Call with r.mu held.
 func (r *Relay) releaseIfUnused(t *tab) {
-	if len(t.sessions) > 0 || r.hasChildSessions(t) || !t.attached {
+	if len(t.sessions) > 0 || r.hasChildSessions(t) || !t.attached || r.keepsForDownloads(t) {
 		return
 	}
 	t.attached = false
