@@ -14,7 +14,7 @@ import (
 // at once (<a download>, a blob, a frame of an attachment), a second
 // navigation later, after the 10 s a first load waits for its download, or
 // from a popup of the popup; or the popup's first load is the download
-// (window.open('') then a location, <a download target=_blank>, a redirect,
+// (window.open(”) then a location, <a download target=_blank>, a redirect,
 // a form POST with a target). An agent with no --download-dir gets none of
 // them: none may land in the person's Downloads folder. Before the relay
 // watched the popups of a client's tabs, popa, popframe and poplate did (2
