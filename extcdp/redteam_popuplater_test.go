@@ -1,6 +1,7 @@
 package extcdp_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -21,10 +22,12 @@ import (
 // the browser, popups too; before the relay watched the popups of its
 // clients' tabs, a program that denied downloads found the popup's files
 // in the person's Downloads folder, and one that named a downloadPath did
-// not get them.
+// not get them. The watch holds after the extension's service worker
+// restarted (deny-after-worker-stop): the relay hears of the popup anew.
 func TestRedTeamPopupsLaterDownloadsHeedTheBehavior(t *testing.T) {
-	for _, behavior := range []string{"deny", "allowAndName"} {
-		t.Run(behavior, func(t *testing.T) {
+	for _, run := range []string{"deny", "allowAndName", "deny-after-worker-stop"} {
+		behavior, restart := strings.TrimSuffix(run, "-after-worker-stop"), strings.HasSuffix(run, "-after-worker-stop")
+		t.Run(run, func(t *testing.T) {
 			name := fmt.Sprintf("later-%s-%d", behavior, time.Now().UnixNano())
 			var asked atomic.Int64
 			var release atomic.Bool
@@ -64,23 +67,40 @@ func TestRedTeamPopupsLaterDownloadsHeedTheBehavior(t *testing.T) {
 			t.Cleanup(func() { b.call("", "Target.closeTarget", map[string]any{"targetId": tid}) })
 			b.eval(sid, "document.getElementById('x').click(), 1")
 			// The popup is listed attached once the relay watches it.
-			for deadline := time.Now().Add(10 * time.Second); !release.Load() && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-				var res struct {
-					TargetInfos []struct {
-						OpenerID string `json:"openerId"`
-						Attached bool   `json:"attached"`
-					} `json:"targetInfos"`
-				}
-				jsonv2.Unmarshal(b.must("", "Target.getTargets", nil), &res, wire.Options)
-				for _, ti := range res.TargetInfos {
-					if ti.OpenerID == tid && ti.Attached {
-						release.Store(true)
+			watched := func() bool {
+				for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+					var res struct {
+						TargetInfos []struct {
+							OpenerID string `json:"openerId"`
+							Attached bool   `json:"attached"`
+						} `json:"targetInfos"`
+					}
+					jsonv2.Unmarshal(b.must("", "Target.getTargets", nil), &res, wire.Options)
+					for _, ti := range res.TargetInfos {
+						if ti.OpenerID == tid && ti.Attached {
+							return true
+						}
 					}
 				}
+				return false
 			}
-			if !release.Load() {
+			if !watched() {
 				t.Fatal("the popup was never listed attached: the relay does not watch it")
 			}
+			if restart {
+				u := stopWorker(t)
+				wake, err := u.OpenTab(t.Context(), "about:blank")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer u.CloseTab(context.Background(), wake)
+				b.eval(sid, "1") // the extension is back
+				time.Sleep(time.Second)
+				if !watched() {
+					t.Fatal("the popup is no longer listed attached after the worker restarted: the relay let go of it")
+				}
+			}
+			release.Store(true)
 			deadline := time.Now().Add(15 * time.Second)
 			for asked.Load() < 2 && time.Now().Before(deadline) {
 				time.Sleep(100 * time.Millisecond)
