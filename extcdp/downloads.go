@@ -91,6 +91,7 @@ func (c *Client) setDownloadBehavior(m *cdproto.Message, sid target.SessionID) {
 			r.watchPopupDownloads(t)
 		}
 	}
+	r.unwatchDownloads()
 	r.mu.Unlock()
 	c.reply(m.ID, sid, nil)
 }
@@ -615,7 +616,10 @@ func (r *Relay) popupDownloadTab(source int64) *tab {
 // browser context, popups included; so the relay attaches to such a popup
 // itself, with Page on, for as long as the client's behavior asks for it.
 // A download the page begins before the attach lands is caught only when
-// it is the popup's first load (lib/loads.js).
+// it is the popup's first load (lib/loads.js). A tab opened behind the
+// program's (the person's Ctrl+click on one of its links) is not watched:
+// the downloads the person makes there are the person's
+// (TestRedTeamPersonsCtrlClickTabDownloadNotDenied).
 
 // behaviorTab is the tab whose sessions' download behaviors (chromedp and
 // page set theirs on the tab's session) hold for t's downloads: t, or for a
@@ -666,11 +670,24 @@ func (r *Relay) keepsForDownloads(t *tab) bool {
 	return t.downloadWatch && !t.closed && r.caresForDownloads(t)
 }
 
+// unwatchDownloads lets go of the popups the relay watched for clients whose
+// downloads are no longer denied or moved, or whose session that asked it
+// ended: nothing else releases them, and the person would see the
+// debugging bar for as long as they live. Call with r.mu held.
+func (r *Relay) unwatchDownloads() {
+	for _, t := range r.tabs {
+		if t.downloadWatch && !r.keepsForDownloads(t) {
+			t.downloadWatch = false
+			r.releaseIfUnused(t)
+		}
+	}
+}
+
 // watchPopupDownloads attaches, in the background, to t when it is a popup
 // of a tab of a client whose downloads are denied or moved. Call with r.mu
 // held.
 func (r *Relay) watchPopupDownloads(t *tab) {
-	if t.downloadWatch || t.closed || t.kept || r.paused || t.info.OpenerTabID == 0 || !r.caresForDownloads(t) {
+	if t.downloadWatch || t.closed || t.kept || t.behind || r.paused || t.info.OpenerTabID == 0 || !r.caresForDownloads(t) {
 		return
 	}
 	t.downloadWatch = true

@@ -291,6 +291,10 @@ type tab struct {
 	// client's tab, with Page on, so that it hears of the popup's
 	// downloads (watchPopupDownloads).
 	downloadWatch bool
+	// behind: the tab was not the active one of its window when the
+	// relay first heard of it: a tab the person opened from a link with
+	// Ctrl or the middle button. Chrome opens a page's popups in front.
+	behind bool
 	// trace: who traces the tab, and its trace streams (tracing.go).
 	trace traceState
 
@@ -486,7 +490,7 @@ func (r *Relay) childInfo(c *child) *target.Info {
 func (r *Relay) upsertTab(ti wire.TabInfo) *tab {
 	t := r.tabs[ti.TabID]
 	if t == nil {
-		t = &tab{id: ti.TabID}
+		t = &tab{id: ti.TabID, behind: !ti.Active}
 		r.tabs[ti.TabID] = t
 	}
 	if ti.TargetID != "" && target.ID(ti.TargetID) != t.targetID {
@@ -986,6 +990,7 @@ func (r *Relay) endSession(s *session) {
 		r.leftTab(s.tab, s.client)
 	}
 	r.syncTab(s.tab, s.client)
+	r.unwatchDownloads() // the session may have been what asked for the watch
 	params, _ := jsonv2.Marshal(map[string]string{"sessionId": string(s.id), "targetId": string(s.targetID())}, wire.Options)
 	// On the session it was attached through, as Chrome does: on the
 	// root, Playwright took the end of its newCDPSession for the page's

@@ -11,7 +11,7 @@ import (
 )
 
 // A page of the agent's tab opens a popup whose own page then downloads:
-// at once (<a download>, a blob, a frame of an attachment), a second
+// a moment after its load (<a download>, a blob, a frame of an attachment), a second
 // navigation later, after the 10 s a first load waits for its download, or
 // from a popup of the popup; or the popup's first load is the download
 // (window.open(”) then a location, <a download target=_blank>, a redirect,
@@ -43,9 +43,12 @@ func TestRedTeamPopupDownloadsDenied(t *testing.T) {
 		"post.exe":     `<form method="post" action="/file/post.exe" target="_blank"><button>Claim your prize</button></form>`,
 	}
 	popups := map[string]string{
-		"a":     `<a id="x" href="/file/%s" download>x</a><script>x.click()</script>`,
-		"blob":  `<script>const a = document.createElement('a'); a.href = URL.createObjectURL(new Blob(['MZ blob'])); a.download = '%s'; document.body.append(a); a.click();</script>`,
-		"frame": `<iframe src="/file/%s"></iframe>`,
+		// A second after the popup's load: the relay's watch lands tens
+		// of milliseconds after it hears of the popup, and a download
+		// before that is left (docs/decisions/2026-11-29-a-tabs-downloads-can-be-denied.md).
+		"a":     `<a id="x" href="/file/%s" download>x</a><script>setTimeout(() => x.click(), 1000)</script>`,
+		"blob":  `<script>setTimeout(() => { const a = document.createElement('a'); a.href = URL.createObjectURL(new Blob(['MZ blob'])); a.download = '%s'; document.body.append(a); a.click(); }, 1000)</script>`,
+		"frame": `<script>setTimeout(() => { const f = document.createElement('iframe'); f.src = '/file/%s'; document.body.append(f) }, 1000)</script>`,
 		"twice": `<script>setTimeout(() => { location.href = '/file/%s' }, 300)</script>`,
 		// After the 10 s a load waits for its download.
 		"late": `<script>setTimeout(() => { const a = document.createElement('a'); a.href = '/file/%s'; a.download = ''; document.body.append(a); a.click(); }, 11000)</script>`,
