@@ -340,6 +340,15 @@ func (a *action) typeText(ref Ref, text string, o TypeOptions) (string, error) {
 	}
 	runes := []rune(text)
 	if len(runes) > 0 {
+		// A page that does not have the focus (a tab in the background)
+		// hears of the element's focus only when the first key event
+		// arrives, and a hostile page moved the focus then: that first
+		// key went to a frame of another site (1 run in 4). A Shift tap,
+		// which types nothing, gives the page its focus events before the
+		// check.
+		if err := chromedp.Do(a.ctx, chromedp.KeyEvent(kb.Shift)); err != nil {
+			return "", err
+		}
 		if err := moved(0); err != nil {
 			return "", err
 		}
