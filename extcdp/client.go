@@ -34,6 +34,10 @@ type Client struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	// holds keeps a session's execution-context events behind the
+	// replies they must not overtake (order.go).
+	holds orderHolds
+
 	qmu      sync.Mutex
 	queue    []*cdproto.Message
 	head     int
@@ -135,6 +139,19 @@ func (r *Relay) NewClient() *Client {
 // A client that leaves more unread than its limits allow is cut off: its
 // queue is dropped and its connection closed with the reason.
 func (c *Client) deliver(m *cdproto.Message) {
+	if m.Method != "" && c.heldBack(m) {
+		return
+	}
+	c.queueMessage(m)
+	if m.Method == "" {
+		for _, e := range c.replied(m) {
+			c.queueMessage(e)
+		}
+	}
+}
+
+// queueMessage queues m, never blocking (see deliver).
+func (c *Client) queueMessage(m *cdproto.Message) {
 	if m.Method == "" && c.inFlight.Add(-1) >= 0 {
 		select {
 		case c.inFlightCh <- struct{}{}:
@@ -671,6 +688,9 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		next(rep, err)
 	}
 	f := &wire.Frame{Method: string(method), Params: params, TabID: t.id, SessionID: sid}
+	if m.Method == cdproto.CommandPageGetFrameTree {
+		c.holdsEventsUntil(replySID, m.ID)
+	}
 	if err := r.b.Go(ctx, f, done); err != nil {
 		release()
 		cancel()
