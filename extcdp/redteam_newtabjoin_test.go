@@ -38,21 +38,7 @@ func TestRedTeamPersonsDownloadNotJoinedToAProgramsPopup(t *testing.T) {
 			fmt.Fprint(w, "<!doctype html><title>report</title><p>the report")
 			return
 		}
-		note("download request (referer %s)", r.Referer())
-		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
-		w.Header().Set("Content-Length", "4096")
-		body := []byte(strings.Repeat("PERSON-BYTES ", 4096/13+1))[:4096]
-		w.Write(body[:1024])
-		w.(http.Flusher).Flush()
-		select {
-		case <-time.After(2 * time.Second):
-		case <-r.Context().Done():
-			note("download ABORTED by the browser (referer %s)", r.Referer())
-			return
-		}
-		w.Write(body[1024:])
-		note("download sent in full")
+		personsSlowDownload(w, r, name, note)
 	}))
 	base := srv.URL
 

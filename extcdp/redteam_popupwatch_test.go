@@ -129,21 +129,7 @@ func TestRedTeamPersonsCtrlClickTabDownloadNotDenied(t *testing.T) {
 	srv := loopbackServer(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case strings.HasPrefix(r.URL.Path, "/file/"):
-			note("download request (referer %s)", r.Referer())
-			w.Header().Set("Content-Type", "application/octet-stream")
-			w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
-			w.Header().Set("Content-Length", "4096")
-			body := []byte(strings.Repeat("PERSON-BYTES ", 4096/13+1))[:4096]
-			w.Write(body[:1024])
-			w.(http.Flusher).Flush()
-			select {
-			case <-time.After(2 * time.Second):
-			case <-r.Context().Done():
-				note("download ABORTED by the browser")
-				return
-			}
-			w.Write(body[1024:])
-			note("download sent in full")
+			personsSlowDownload(w, r, name, note)
 		case r.URL.Path == "/article":
 			fmt.Fprintf(w, `<!doctype html><title>article</title><a id="d" href="/file/%s" style="position:fixed;left:0;top:0;width:300px;height:300px;display:block">get it</a>`, name)
 		default:
@@ -223,4 +209,25 @@ func TestRedTeamPersonsCtrlClickTabDownloadNotDenied(t *testing.T) {
 	if aborted || !landed {
 		t.Errorf("the person's own download, clicked in a tab the person Ctrl+clicked open, was canceled by the program's deny (aborted %v, in Downloads %v; relay watched the tab: %v)", aborted, landed, watched)
 	}
+}
+
+// personsSlowDownload serves the person's download of name: 4096 bytes, the
+// last 3072 after 2 s, noting whether the browser took it in full or
+// aborted it (a program's deny canceled it).
+func personsSlowDownload(w http.ResponseWriter, r *http.Request, name string, note func(string, ...any)) {
+	note("download request (referer %s)", r.Referer())
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	w.Header().Set("Content-Length", "4096")
+	body := []byte(strings.Repeat("PERSON-BYTES ", 4096/13+1))[:4096]
+	w.Write(body[:1024])
+	w.(http.Flusher).Flush()
+	select {
+	case <-time.After(2 * time.Second):
+	case <-r.Context().Done():
+		note("download ABORTED by the browser (referer %s)", r.Referer())
+		return
+	}
+	w.Write(body[1024:])
+	note("download sent in full")
 }
