@@ -585,6 +585,17 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 			}
 		}
 	}
+	if m.Method == cdproto.CommandTargetSetAutoAttach && s != nil && s.child == nil && sid == "" && autoAttachOn(m.Params) {
+		next := done
+		done = func(rep *wire.Frame, err error) {
+			if err == nil && rep.Error == nil {
+				r.mu.Lock()
+				r.tellChildren(t, s)
+				r.mu.Unlock()
+			}
+			next(rep, err)
+		}
+	}
 	params, method := m.Params, m.Method
 	if m.Method == cdproto.CommandRuntimeCompileScript {
 		if hook := c.noteCompile(t, sid, params); hook != nil {
@@ -750,4 +761,12 @@ func (c *Client) getDocument(s *session, params jsonv2.Value, done func(*wire.Fr
 		}
 		done(rep, err)
 	}, nil
+}
+
+// autoAttachOn reports whether the params of Target.setAutoAttach turn it on.
+func autoAttachOn(params jsonv2.Value) bool {
+	var p struct {
+		AutoAttach bool `json:"autoAttach"`
+	}
+	return jsonv2.Unmarshal(params, &p, wire.Options) == nil && p.AutoAttach
 }

@@ -92,6 +92,7 @@ func (c *Client) setDownloadBehavior(m *cdproto.Message, sid target.SessionID) {
 		}
 	}
 	r.unwatchDownloads()
+	r.watchAllFrameDownloads()
 	r.mu.Unlock()
 	c.reply(m.ID, sid, nil)
 }
@@ -246,12 +247,12 @@ func startedBefore(info wire.DownloadInfo, heard, at time.Time) bool {
 // whose tab shows the page the item was begun from (fromTab: an item of
 // the person's tab of the same URL, made while the tab's own is on its
 // way, is not the tab's); the latest of several. Call with r.mu held.
-func (d *downloadState) linkTab(info wire.DownloadInfo) *download {
+func (d *downloadState) linkTab(info wire.DownloadInfo, tabs map[int64]*tab) *download {
 	var found *download
 	now := time.Now()
 	for _, dl := range d.byGUID {
 		if dl.chromeID != 0 || dl.url != info.URL || now.Sub(dl.heard) > linkTabWindow || startedBefore(info, now, dl.heard) ||
-			!fromTab(dl.tab, info.Referrer) {
+			!fromTab(dl.tab, info.Referrer, tabs) {
 			continue
 		}
 		if found == nil || dl.seq > found.seq {
@@ -269,12 +270,12 @@ func (d *downloadState) linkTab(info wire.DownloadInfo) *download {
 // origin), not well before now, is taken; the caller marks the link
 // unsure. Call with r.mu
 // held.
-func (d *downloadState) linkItem(t *tab, url string) *download {
+func (d *downloadState) linkItem(t *tab, url string, tabs map[int64]*tab) *download {
 	var found *download
 	now := time.Now()
 	for _, dl := range d.byChrome {
 		if dl.guid != "" || dl.url != url || startedBefore(dl.info, dl.heard, now) ||
-			dl.info.Referrer == "" || !fromTab(t, dl.info.Referrer) {
+			dl.info.Referrer == "" || !fromTab(t, dl.info.Referrer, tabs) {
 			continue
 		}
 		if found == nil || dl.seq > found.seq {
@@ -285,18 +286,41 @@ func (d *downloadState) linkItem(t *tab, url string) *download {
 }
 
 // fromTab reports whether an item begun from referrer may be of a
-// download of t: the referrer is the page t shows, or its origin (what a
-// frame of another site sends), or there is none to tell.
-func fromTab(t *tab, referrer string) bool {
+// download t told of: the referrer is the page t shows, or its origin
+// (what a cross-origin request sends), or there is none to tell; or it is
+// the page of none of the other tabs. A frame's download (of the same
+// site or, in a process of its own, of another) is told by t, or by the
+// frame's session, and the item's referrer is the frame's document: taken
+// for another's, such downloads escaped the program's deny into the
+// person's Downloads folder (TestRedTeamFrameDownloadsHeedTheBehavior).
+// The same URL begun at the same time by the page of the person's tab
+// stays the person's (TestRedTeamDownloadOfTheSameURLStaysThePersons).
+func fromTab(t *tab, referrer string, tabs map[int64]*tab) bool {
 	if referrer == "" {
 		return true
 	}
 	if t == nil {
 		return false
 	}
-	page, _, _ := strings.Cut(t.info.URL, "#") // a referrer has no fragment
-	return referrer == page || strings.TrimSuffix(referrer, "/") == originOf(page)
+	if showsPage(t, referrer) || strings.TrimSuffix(referrer, "/") == originOf(pageOf(t)) {
+		return true
+	}
+	for _, o := range tabs {
+		if o != t && showsPage(o, referrer) {
+			return false
+		}
+	}
+	return true
 }
+
+// pageOf is the URL of the page t shows as a referrer names it: without
+// its fragment.
+func pageOf(t *tab) string {
+	page, _, _ := strings.Cut(t.info.URL, "#")
+	return page
+}
+
+func showsPage(t *tab, referrer string) bool { return pageOf(t) == referrer }
 
 // broadcastDownload sends a Browser.* download event to the clients that
 // enabled download events and may see the tab it started in, at the
@@ -499,7 +523,7 @@ func (r *Relay) onPageDownload(t *tab, method cdproto.MethodType, params jsonv2.
 		if jsonv2.Unmarshal(params, &p, wire.Options) != nil || r.downloads.byGUID[p.GUID] != nil {
 			return // told by the tab and by a frame's own session
 		}
-		dl := r.downloads.linkItem(t, p.URL)
+		dl := r.downloads.linkItem(t, p.URL, r.tabs)
 		if dl == nil {
 			dl = &download{url: p.URL}
 		} else {
@@ -545,10 +569,10 @@ func (r *Relay) onExtDownload(info wire.DownloadInfo) {
 	r.downloads.init()
 	dl := r.downloads.byChrome[info.ID]
 	if dl == nil {
-		if dl = r.downloads.linkTab(info); dl == nil && info.FinalURL != "" {
+		if dl = r.downloads.linkTab(info, r.tabs); dl == nil && info.FinalURL != "" {
 			fin := info
 			fin.URL = info.FinalURL
-			dl = r.downloads.linkTab(fin)
+			dl = r.downloads.linkTab(fin, r.tabs)
 		}
 		if dl == nil {
 			dl = &download{url: info.URL}
@@ -696,6 +720,11 @@ func (r *Relay) watchPopupDownloads(t *tab) {
 		if err == nil {
 			_, err = r.ask(ctx, t, "", cdproto.CommandPageEnable, emptyObject)
 		}
+		if err == nil {
+			// A frame of another site tells of its downloads on its own
+			// session only (watchFrameDownloads).
+			_, err = r.ask(ctx, t, "", cdproto.CommandTargetSetAutoAttach, jsonv2.Value(`{"autoAttach":true,"waitForDebuggerOnStart":false,"flatten":true}`))
+		}
 		var res jsonv2.Value
 		if err == nil {
 			// Where the popup is now: a download is joined to it by the
@@ -720,6 +749,57 @@ func (r *Relay) watchPopupDownloads(t *tab) {
 			r.mu.Unlock()
 		}
 	})
+}
+
+// watchFrameDownloads turns Page on in ch, a frame that Chrome attached
+// (a frame of another site, in a process of its own) in tab t whose
+// downloads a client denies or moves, so that the frame's downloads reach
+// the relay: they are told on the frame's own session only, and chromedp
+// (so page and livetab mcp) never turns anything on there, nor does any
+// client in a popup the relay watches. A hostile page's frame downloaded
+// into the person's Downloads folder despite the program's deny
+// (TestRedTeamFrameDownloadsHeedTheBehavior, TestRedTeamDriveByDownloads).
+// Call with r.mu held.
+func (r *Relay) watchFrameDownloads(t *tab, ch *child) {
+	if ch.pageOn || !t.downloadWatch && !r.deniesOrMoves(t) {
+		return
+	}
+	ch.pageOn = true
+	r.goWork(clientTimeout, func(ctx context.Context) {
+		if _, err := r.ask(ctx, t, ch.sid, cdproto.CommandPageEnable, emptyObject); err != nil {
+			r.log.Info("could not watch the downloads of a frame", "tab", t.id, "err", err)
+		}
+	})
+}
+
+// watchAllFrameDownloads runs watchFrameDownloads on every frame the
+// relay knows, after a client changed what it does with downloads. Call
+// with r.mu held.
+func (r *Relay) watchAllFrameDownloads() {
+	for _, ch := range r.children {
+		r.watchFrameDownloads(ch.tab, ch)
+	}
+}
+
+// deniesOrMoves reports whether a client that drives t denies or moves its
+// downloads, as downloadDenied and downloadDest read it. Call with r.mu
+// held.
+func (r *Relay) deniesOrMoves(t *tab) bool {
+	bt := r.behaviorTab(t)
+	for c := range r.clients {
+		if !c.sees(t) || t.creator != c && !c.hasSessionOn(t) {
+			continue
+		}
+		if c.download.deny || c.download.dir != "" {
+			return true
+		}
+		for sid, b := range c.sessionDownloads {
+			if s := r.sessions[sid]; s != nil && s.tab == bt && (b.deny || b.dir != "") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (r *Relay) finishDownload(dl *download) {

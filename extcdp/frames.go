@@ -312,3 +312,41 @@ func (c *Client) refuseUnwatched(m *cdproto.Message, t *tab, s *session) bool {
 	}
 	return false
 }
+
+// Chrome tells of a tab's frames of other sites (attachedToTarget) once
+// per attachment: when auto-attach is first turned on, or as each frame
+// comes. A session that turns auto-attach on after that (the relay's own
+// watch of a popup's downloads turned it on, or another client did) heard
+// of no frame, and its client could not reach the frames already there
+// (TestAutoAttachTellsOfTheFramesAlreadyThere). So the relay tells such a
+// session of them, as Chrome would have, after the command's reply.
+
+// toldTo notes that s heard of ch's attach. Call with r.mu held.
+func (ch *child) toldTo(s *session) {
+	if ch.told == nil {
+		ch.told = map[target.SessionID]bool{}
+	}
+	ch.told[s.id] = true
+}
+
+// tellChildren tells s, a session on tab t that turned auto-attach on, of
+// the frames of t it has not heard attached. Call with r.mu held.
+func (r *Relay) tellChildren(t *tab, s *session) {
+	if r.sessions[s.id] != s {
+		return
+	}
+	for _, ch := range r.children {
+		if ch.tab != t || ch.info.ParentID != t.targetID || ch.told[s.id] {
+			continue
+		}
+		ch.toldTo(s)
+		info := ch.info
+		info.Attached = true
+		params, _ := jsonv2.Marshal(struct {
+			SessionID          string       `json:"sessionId"`
+			TargetInfo         *target.Info `json:"targetInfo"`
+			WaitingForDebugger bool         `json:"waitingForDebugger"`
+		}{ch.sid, &info, false}, wire.Options)
+		s.client.deliver(&cdproto.Message{SessionID: s.id, Method: cdproto.EventTargetAttachedToTarget, Params: params})
+	}
+}

@@ -338,6 +338,12 @@ type child struct {
 	// guard is its own (guard.go): with it on, the clients that enabled
 	// Debugger on it alone hear Debugger's events.
 	guard guardState
+	// told are the sessions on its tab that heard it attached
+	// (tellChildren).
+	told map[target.SessionID]bool
+	// pageOn: the relay turned Page on here to hear of its downloads
+	// (watchFrameDownloads).
+	pageOn bool
 }
 
 // docCache keeps the last DOM.getDocument answer of an attachment. The DOM
@@ -730,6 +736,7 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 		}
 	}
 	method := cdproto.MethodType(f.Method)
+	var attached *child // a child this event tells of
 	rt, doc := &t.runtime, &t.doc
 	if c != nil {
 		rt, doc = &c.runtime, &c.doc
@@ -784,7 +791,12 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 					p.TargetInfo.ParentID = t.targetID
 				}
 			}
-			r.children[p.SessionID] = &child{sid: p.SessionID, tab: t, targetID: p.TargetInfo.TargetID, info: p.TargetInfo}
+			ch := &child{sid: p.SessionID, tab: t, targetID: p.TargetInfo.TargetID, info: p.TargetInfo}
+			r.children[p.SessionID] = ch
+			attached = ch
+			if c == nil {
+				r.watchFrameDownloads(t, ch)
+			}
 		}
 	case eventPageDownloadWillBegin, eventPageDownloadProgress:
 		// A frame of another site, in a process of its own, tells of its
@@ -816,6 +828,9 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 				continue
 			}
 			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
+			if attached != nil {
+				attached.toldTo(s)
+			}
 			for _, ev := range restored {
 				s.client.deliver(&cdproto.Message{SessionID: s.id, Method: cdproto.EventPageLifecycleEvent, Params: ev})
 			}
