@@ -723,7 +723,7 @@ func (r *Relay) watchPopupDownloads(t *tab) {
 		if err == nil {
 			// A frame of another site tells of its downloads on its own
 			// session only (watchFrameDownloads).
-			_, err = r.ask(ctx, t, "", cdproto.CommandTargetSetAutoAttach, jsonv2.Value(`{"autoAttach":true,"waitForDebuggerOnStart":false,"flatten":true}`))
+			_, err = r.ask(ctx, t, "", cdproto.CommandTargetSetAutoAttach, jsonv2.Value(watchAutoAttach))
 		}
 		var res jsonv2.Value
 		if err == nil {
@@ -750,6 +750,9 @@ func (r *Relay) watchPopupDownloads(t *tab) {
 		}
 	})
 }
+
+// watchAutoAttach is the relay's auto-attach on a popup it watches.
+const watchAutoAttach = `{"autoAttach":true,"waitForDebuggerOnStart":false,"flatten":true}`
 
 // watchFrameDownloads turns Page on in ch, a frame that Chrome attached
 // (a frame of another site, in a process of its own) in tab t whose

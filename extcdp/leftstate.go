@@ -406,8 +406,13 @@ func (r *Relay) undoState(t *tab, sid string, ls leftState, c *Client) {
 			continue
 		}
 		method, _, _ := strings.Cut(key, " ")
-		u := undoOf[method]
-		send(u.method, u.undoParams(cs.params[key]))
+		if key == "Target.setAutoAttach" && sid == "" && t.downloadWatch {
+			// The watch hears of the frames' downloads through its own.
+			send(method, watchAutoAttach)
+		} else {
+			u := undoOf[method]
+			send(u.method, u.undoParams(cs.params[key]))
+		}
 		if sid == "" {
 			t.setup = dropSetup(t.setup, method)
 		}
@@ -441,7 +446,9 @@ func (r *Relay) leftTab(t *tab, c *Client) {
 	if c.hasSessionOn(t) {
 		return
 	}
-	others := len(t.sessions) > 0
+	// The relay's own watch of a popup's downloads keeps the debugger
+	// there: what c set would outlive c (TestRedTeamLeftStateOnAWatchedPopup).
+	others := len(t.sessions) > 0 || r.keepsForDownloads(t)
 	for _, ch := range r.children {
 		if ch.tab != t {
 			continue
