@@ -123,8 +123,12 @@ type download struct {
 	// it is canceled there as soon as it is.
 	cancel bool
 	info   wire.DownloadInfo
-	seq    int64     // when the relay first heard of it
-	heard  time.Time // the same, by the clock: see startedBefore
+	// from is the popup the item was joined by its referrer (referredTab),
+	// before any session told of it; told, once one did after all.
+	from  *tab
+	told  bool
+	seq   int64     // when the relay first heard of it
+	heard time.Time // the same, by the clock: see startedBefore
 }
 
 type downloadState struct {
@@ -523,6 +527,9 @@ func (r *Relay) onPageDownload(t *tab, method cdproto.MethodType, params jsonv2.
 		if jsonv2.Unmarshal(params, &p, wire.Options) != nil || r.downloads.byGUID[p.GUID] != nil {
 			return // told by the tab and by a frame's own session
 		}
+		if r.downloads.joinedByReferrer(t, p.URL) {
+			return // begun and handled already: one download, not two
+		}
 		dl := r.downloads.linkItem(t, p.URL, r.tabs)
 		if dl == nil {
 			dl = &download{url: p.URL}
@@ -577,6 +584,13 @@ func (r *Relay) onExtDownload(info wire.DownloadInfo) {
 		if dl == nil {
 			dl = &download{url: info.URL}
 			dl.tab = r.popupDownloadTab(info.SourceTabID)
+			if dl.tab == nil {
+				dl.from = r.referredTab(info.ReferrerTabID)
+				dl.tab = dl.from
+				if dl.from != nil {
+					dl.tab = r.popupDownloadTab(dl.from.id)
+				}
+			}
 		}
 		dl.chromeID = info.ID
 		r.downloads.byChrome[info.ID] = dl
@@ -628,6 +642,34 @@ func (r *Relay) popupDownloadTab(source int64) *tab {
 		source = t.info.OpenerTabID
 	}
 	return nil
+}
+
+// referredTab is the popup (id) that the extension found showing the page
+// a download no session told of was begun from, when the relay watches
+// that popup, or will: its page began the download before the watch's
+// attach landed (TestRedTeamPopupDownloadsAtOnce). nil otherwise: a tab
+// the person opened behind a program's (a Ctrl+click) stays theirs. Call
+// with r.mu held.
+func (r *Relay) referredTab(id int64) *tab {
+	t := r.tabs[id]
+	if id == 0 || t == nil || !t.downloadWatch && !r.watchable(t) {
+		return nil
+	}
+	return t
+}
+
+// joinedByReferrer reports whether a download of url that t tells of now
+// is one the relay joined to t by its referrer before (referredTab), and
+// notes that it was told. Call with r.mu held.
+func (d *downloadState) joinedByReferrer(t *tab, url string) bool {
+	now := time.Now()
+	for _, dl := range d.byChrome {
+		if dl.from == t && !dl.told && dl.url == url && now.Sub(dl.heard) <= linkTabWindow {
+			dl.told = true
+			return true
+		}
+	}
+	return false
 }
 
 // A page of a client's tab can open a popup, which is the client's too
@@ -688,6 +730,12 @@ func (r *Relay) caresForDownloads(t *tab) bool {
 	return false
 }
 
+// watchable reports whether t is a popup whose downloads the relay
+// watches (watchPopupDownloads). Call with r.mu held.
+func (r *Relay) watchable(t *tab) bool {
+	return !t.closed && !t.kept && !t.behind && t.info.OpenerTabID != 0 && r.caresForDownloads(t)
+}
+
 // keepsForDownloads reports whether the relay keeps its debugger on t,
 // with no session there, to hear of its downloads. Call with r.mu held.
 func (r *Relay) keepsForDownloads(t *tab) bool {
@@ -711,7 +759,7 @@ func (r *Relay) unwatchDownloads() {
 // of a tab of a client whose downloads are denied or moved. Call with r.mu
 // held.
 func (r *Relay) watchPopupDownloads(t *tab) {
-	if t.downloadWatch || t.closed || t.kept || t.behind || r.paused || t.info.OpenerTabID == 0 || !r.caresForDownloads(t) {
+	if t.downloadWatch || r.paused || !r.watchable(t) {
 		return
 	}
 	t.downloadWatch = true

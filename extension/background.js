@@ -15,7 +15,7 @@ import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
 import { parsePolicy, policyOwner } from './lib/policy.js';
 import { FIRST_RULE_ID, aheadRules, closedRules, drivenRules, mergedPrivateRules, popupRules, workerRules } from './lib/popups.js';
 import { commandRefusal, navigateRefusal, needsTabUrl } from './lib/unsafe.js';
-import { NewTabLoads } from './lib/loads.js';
+import { NewTabLoads, referrerTab } from './lib/loads.js';
 import { readActivity } from './lib/activity.js';
 
 /**
@@ -1680,10 +1680,18 @@ const newTabLoads = new NewTabLoads();
 const downloadSource = new Map();
 
 /**
+ * The tab each download was begun from, by its referrer (lib/loads.js), by
+ * chrome.downloads id.
+ * @type {Map<number, number>}
+ */
+const downloadReferrerTab = new Map();
+
+/**
  * @param {chrome.downloads.DownloadItem} item
  */
 function downloadInfo(item) {
   const source = downloadSource.get(item.id);
+  const from = downloadReferrerTab.get(item.id);
   return {
     id: item.id,
     url: item.url,
@@ -1699,6 +1707,7 @@ function downloadInfo(item) {
     referrer: item.referrer ?? '',
     ...(item.error ? { error: item.error } : {}),
     ...(source !== undefined ? { sourceTabId: source } : {}),
+    ...(from !== undefined ? { referrerTabId: from } : {}),
   };
 }
 
@@ -1709,7 +1718,16 @@ chrome.downloads.onCreated.addListener((item) => {
     if (downloadSource.size > 256) downloadSource.delete(downloadSource.keys().next().value ?? -1);
   }
   if (state !== 'ready') return;
-  queueTabEvent('downloads', async () => emit(notifyText('ext.download', downloadInfo(item))));
+  queueTabEvent('downloads', async () => {
+    if (!load && item.referrer) {
+      const tab = referrerTab(item.referrer, await chrome.tabs.query({}).catch(() => []));
+      if (tab !== undefined) {
+        downloadReferrerTab.set(item.id, tab);
+        if (downloadReferrerTab.size > 256) downloadReferrerTab.delete(downloadReferrerTab.keys().next().value ?? -1);
+      }
+    }
+    emit(notifyText('ext.download', downloadInfo(item)));
+  });
 });
 
 chrome.downloads.onChanged.addListener((delta) => {

@@ -70,3 +70,43 @@ export class NewTabLoads {
     return undefined;
   }
 }
+
+/**
+ * The one tab showing the page a download was begun from: chrome.downloads
+ * names the page (its referrer) but not the tab. A popup's page can begin
+ * a download before the relay's watch of the popup has attached, so that
+ * no session tells of it; the relay then joins it to the tab named here
+ * when it watches that tab. A referrer that is an origin alone (what a
+ * request to another origin sends) names the tab of that origin. Two
+ * tabs showing the page, or none: undefined, the download stays unjoined.
+ * @param {string} referrer
+ * @param {{id?: number, url?: string, pendingUrl?: string}[]} tabs
+ * @returns {number | undefined}
+ */
+export function referrerTab(referrer, tabs) {
+  if (!referrer) return undefined;
+  let ref;
+  try {
+    ref = new URL(referrer);
+  } catch {
+    return undefined;
+  }
+  const originOnly = ref.pathname === '/' && !ref.search;
+  /** @type {number | undefined} */
+  let found;
+  for (const tab of tabs) {
+    const raw = tab.url || tab.pendingUrl;
+    if (tab.id === undefined || !raw) continue;
+    let u;
+    try {
+      u = new URL(raw);
+    } catch {
+      continue;
+    }
+    u.hash = '';
+    if (u.href !== ref.href && !(originOnly && u.origin === ref.origin)) continue;
+    if (found !== undefined) return undefined;
+    found = tab.id;
+  }
+  return found;
+}

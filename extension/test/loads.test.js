@@ -1,7 +1,7 @@
 // @ts-check
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LOAD_MS, MAX_LOADS, NewTabLoads } from '../lib/loads.js';
+import { LOAD_MS, MAX_LOADS, NewTabLoads, referrerTab } from '../lib/loads.js';
 
 test('a download is joined to the new tab that began to load its URL, once', () => {
   const loads = new NewTabLoads();
@@ -32,4 +32,21 @@ test('a load that committed a page turned into no download', () => {
   loads.add(7, 'http://a.test/page', 3, 1000);
   loads.committed(7);
   assert.equal(loads.take(['http://a.test/page'], 1100, 1100), undefined);
+});
+
+test('referrerTab names the one tab showing the referrer', () => {
+  const tabs = [
+    { id: 1, url: 'http://127.0.0.1:8000/page' },
+    { id: 2, url: 'http://127.0.0.1:8000/popup?x=1#top' },
+    { id: 3, url: 'http://localhost:9000/other' },
+    { id: 4, pendingUrl: 'http://127.0.0.1:8000/loading' },
+  ];
+  assert.equal(referrerTab('http://127.0.0.1:8000/popup?x=1', tabs), 2);
+  assert.equal(referrerTab('http://127.0.0.1:8000/loading', tabs), 4);
+  assert.equal(referrerTab('http://localhost:9000/', tabs), 3);
+  assert.equal(referrerTab('http://127.0.0.1:8000/', tabs), undefined, 'an origin of three tabs');
+  assert.equal(referrerTab('http://127.0.0.1:8000/gone', tabs), undefined);
+  assert.equal(referrerTab('', tabs), undefined);
+  assert.equal(referrerTab('not a url', tabs), undefined);
+  assert.equal(referrerTab('http://127.0.0.1:8000/page', [...tabs, { id: 5, url: 'http://127.0.0.1:8000/page' }]), undefined, 'two tabs show it');
 });

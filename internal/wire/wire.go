@@ -241,6 +241,10 @@ type DownloadInfo struct {
 	// such a tab, which nothing debugged, once its load turned into the
 	// download. Zero for any other download.
 	SourceTabID int64 `json:"sourceTabId,omitzero"`
+	// ReferrerTabID is the one tab that showed the page the download was
+	// begun from (Referrer) when the extension heard of it; zero when
+	// none or several did.
+	ReferrerTabID int64 `json:"referrerTabId,omitzero"`
 }
 
 // Frame is one message on the extension's socket.
