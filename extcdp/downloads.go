@@ -256,7 +256,7 @@ func (d *downloadState) linkTab(info wire.DownloadInfo, tabs map[int64]*tab) *do
 	now := time.Now()
 	for _, dl := range d.byGUID {
 		if dl.chromeID != 0 || dl.url != info.URL || now.Sub(dl.heard) > linkTabWindow || startedBefore(info, now, dl.heard) ||
-			!fromTab(dl.tab, info.Referrer, tabs) {
+			!fromTab(dl.tab, info, tabs) {
 			continue
 		}
 		if found == nil || dl.seq > found.seq {
@@ -279,7 +279,7 @@ func (d *downloadState) linkItem(t *tab, url string, tabs map[int64]*tab) *downl
 	now := time.Now()
 	for _, dl := range d.byChrome {
 		if dl.guid != "" || dl.url != url || startedBefore(dl.info, dl.heard, now) ||
-			dl.info.Referrer == "" || !fromTab(t, dl.info.Referrer, tabs) {
+			dl.info.Referrer == "" || !fromTab(t, dl.info, tabs) {
 			continue
 		}
 		if found == nil || dl.seq > found.seq {
@@ -289,17 +289,20 @@ func (d *downloadState) linkItem(t *tab, url string, tabs map[int64]*tab) *downl
 	return found
 }
 
-// fromTab reports whether an item begun from referrer may be of a
-// download t told of: the referrer is the page t shows, or its origin
-// (what a cross-origin request sends), or there is none to tell; or it is
-// the page of none of the other tabs. A frame's download (of the same
-// site or, in a process of its own, of another) is told by t, or by the
-// frame's session, and the item's referrer is the frame's document: taken
-// for another's, such downloads escaped the program's deny into the
-// person's Downloads folder (TestRedTeamFrameDownloadsHeedTheBehavior).
-// The same URL begun at the same time by the page of the person's tab
-// stays the person's (TestRedTeamDownloadOfTheSameURLStaysThePersons).
-func fromTab(t *tab, referrer string, tabs map[int64]*tab) bool {
+// fromTab reports whether an item (info) may be of a download t told
+// of: its referrer is the page t shows, or its origin (what a request to
+// another origin sends), or there is none to tell; or it names neither the
+// page nor the origin of another tab, nor did the extension find another
+// tab showing it (ReferrerTabID). A frame's download (of the same site or,
+// in a process of its own, of another) is told by t, or by the frame's
+// session, and the item's referrer is the frame's document: taken for
+// another's, such downloads escaped the program's deny into the person's
+// Downloads folder (TestRedTeamFrameDownloadsHeedTheBehavior). The same
+// URL begun at the same time by the page of the person's tab stays the
+// person's (TestRedTeamDownloadOfTheSameURLStaysThePersons,
+// TestRedTeamPersonsCrossSiteDownloadStaysThePersons).
+func fromTab(t *tab, info wire.DownloadInfo, tabs map[int64]*tab) bool {
+	referrer := info.Referrer
 	if referrer == "" {
 		return true
 	}
@@ -309,12 +312,26 @@ func fromTab(t *tab, referrer string, tabs map[int64]*tab) bool {
 	if showsPage(t, referrer) || strings.TrimSuffix(referrer, "/") == originOf(pageOf(t)) {
 		return true
 	}
+	if info.ReferrerTabID != 0 && info.ReferrerTabID != t.id {
+		return false
+	}
+	origin := originOnly(referrer)
 	for _, o := range tabs {
-		if o != t && showsPage(o, referrer) {
+		if o != t && (showsPage(o, referrer) || origin != "" && originOf(pageOf(o)) == origin) {
 			return false
 		}
 	}
 	return true
+}
+
+// originOnly is the origin a referrer names when it is an origin alone,
+// else "".
+func originOnly(referrer string) string {
+	u, err := url.Parse(referrer)
+	if err != nil || (u.Path != "/" && u.Path != "") || u.RawQuery != "" {
+		return ""
+	}
+	return originOf(referrer)
 }
 
 // pageOf is the URL of the page t shows as a referrer names it: without

@@ -104,13 +104,16 @@ func TestRedTeamFrameDownloadsHeedTheBehavior(t *testing.T) {
 		crossSite, popup bool
 		dir              bool
 		framePage        bool // the program turns Page on in the frame, as Playwright does; chromedp does not
+		atOnce           bool // the frame downloads as soon as it runs
 	}{
-		{"own-tab/same-site", false, false, false, false},
-		{"own-tab/cross-site", true, false, false, false},
-		{"own-tab/cross-site/page-on", true, false, false, true},
-		{"own-tab/cross-site/allowAndName", true, false, true, false},
-		{"popup/same-site", false, true, false, false},
-		{"popup/cross-site", true, true, false, false},
+		{"own-tab/same-site", false, false, false, false, false},
+		{"own-tab/cross-site", true, false, false, false, false},
+		{"own-tab/cross-site/page-on", true, false, false, true, false},
+		{"own-tab/cross-site/allowAndName", true, false, true, false, false},
+		{"popup/same-site", false, true, false, false, false},
+		{"popup/cross-site", true, true, false, false, false},
+		{"own-tab/cross-site/at-once", true, false, false, false, true},
+		{"popup/cross-site/at-once", true, true, false, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			site := serveFrameDownload(t, fmt.Sprintf("framedl-%d.bin", time.Now().UnixNano()), tc.crossSite)
@@ -126,7 +129,16 @@ func TestRedTeamFrameDownloadsHeedTheBehavior(t *testing.T) {
 			t.Cleanup(func() { b.call("", "Target.closeTarget", map[string]any{"targetId": tid}) })
 			b.must(sid, "Page.enable", nil)
 			b.must(sid, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true})
-			if tc.popup {
+			site.release.Store(tc.atOnce)
+			if tc.popup && tc.atOnce {
+				b.navigate(sid, site.url+"/page")
+				b.eval(sid, "document.getElementById('x').click(), 1")
+				t.Cleanup(func() {
+					if pid, _ := waitPopupAttached(b, tid, true, time.Second); pid != "" {
+						b.call("", "Target.closeTarget", map[string]any{"targetId": pid})
+					}
+				})
+			} else if tc.popup {
 				b.navigate(sid, site.url+"/page")
 				b.eval(sid, "document.getElementById('x').click(), 1")
 				pid, ok := waitPopupAttached(b, tid, true, 10*time.Second)
@@ -139,7 +151,7 @@ func TestRedTeamFrameDownloadsHeedTheBehavior(t *testing.T) {
 				time.Sleep(time.Second) // the frame attached, its Page on
 			} else {
 				b.navigate(sid, site.url+"/framed")
-				if tc.crossSite {
+				if tc.crossSite && !tc.atOnce {
 					child := ""
 					for deadline := time.Now().Add(10 * time.Second); child == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 						b.mu.Lock()
