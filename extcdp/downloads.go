@@ -661,18 +661,24 @@ func (r *Relay) popupDownloadTab(source int64) *tab {
 	return nil
 }
 
-// referredTab is the popup (id) that the extension found showing the page
-// a download no session told of was begun from, when the relay watches
-// that popup, or will: its page began the download before the watch's
-// attach landed (TestRedTeamPopupDownloadsAtOnce). nil otherwise: a tab
-// the person opened behind a program's (a Ctrl+click) stays theirs. Call
-// with r.mu held.
+// referredTab is the tab (id) that the extension found showing the page,
+// or the frame, that a download no session told of was begun from, when a
+// client that drives it denies or moves downloads, or the relay watches it
+// as such a client's popup: the popup's page began the download before
+// the watch's attach landed (TestRedTeamPopupDownloadsAtOnce), a frame of
+// another site that no one turned Page on in, or nested in one, did
+// (TestRedTeamFrameDownloadsHeedTheBehavior). nil otherwise: a tab the
+// person opened behind a program's (a Ctrl+click) stays theirs. Call with
+// r.mu held.
 func (r *Relay) referredTab(id int64) *tab {
 	t := r.tabs[id]
-	if id == 0 || t == nil || !t.downloadWatch && !r.watchable(t) {
+	if id == 0 || t == nil || t.closed || t.behind && t.info.OpenerTabID != 0 {
 		return nil
 	}
-	return t
+	if t.downloadWatch || r.watchable(t) || r.deniesOrMoves(t) {
+		return t
+	}
+	return nil
 }
 
 // joinedByReferrer reports whether a download of url that t tells of now

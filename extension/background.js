@@ -15,7 +15,7 @@ import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
 import { parsePolicy, policyOwner } from './lib/policy.js';
 import { FIRST_RULE_ID, aheadRules, closedRules, drivenRules, mergedPrivateRules, popupRules, workerRules } from './lib/popups.js';
 import { commandRefusal, navigateRefusal, needsTabUrl } from './lib/unsafe.js';
-import { NewTabLoads, referrerTab } from './lib/loads.js';
+import { NewTabLoads, referrerTab, shows } from './lib/loads.js';
 import { readActivity } from './lib/activity.js';
 
 /**
@@ -1711,6 +1711,29 @@ function downloadInfo(item) {
   };
 }
 
+/**
+ * The one tab whose page, or failing that whose frame, shows referrer
+ * (lib/loads.js).
+ * @param {string} referrer
+ * @returns {Promise<number | undefined>}
+ */
+async function downloadTab(referrer) {
+  const tabs = await chrome.tabs.query({}).catch(() => []);
+  const tops = tabs.map((t) => ({ tabId: t.id, url: t.url || t.pendingUrl }));
+  const top = referrerTab(referrer, tops);
+  if (top !== undefined || tops.some((t) => shows(referrer, t.url))) {
+    return top; // the page of a tab, or of several
+  }
+  const frames = await Promise.all(
+    tabs.map(async (t) =>
+      t.id === undefined
+        ? []
+        : ((await chrome.webNavigation.getAllFrames({ tabId: t.id }).catch(() => null)) ?? []).map((f) => ({ tabId: t.id, url: f.url })),
+    ),
+  );
+  return referrerTab(referrer, frames.flat());
+}
+
 chrome.downloads.onCreated.addListener((item) => {
   const load = newTabLoads.take([item.url, item.finalUrl], Date.parse(item.startTime) || 0, Date.now());
   if (load) {
@@ -1720,7 +1743,7 @@ chrome.downloads.onCreated.addListener((item) => {
   if (state !== 'ready') return;
   queueTabEvent('downloads', async () => {
     if (!load && item.referrer) {
-      const tab = referrerTab(item.referrer, await chrome.tabs.query({}).catch(() => []));
+      const tab = await downloadTab(item.referrer);
       if (tab !== undefined) {
         downloadReferrerTab.set(item.id, tab);
         if (downloadReferrerTab.size > 256) downloadReferrerTab.delete(downloadReferrerTab.keys().next().value ?? -1);

@@ -73,40 +73,46 @@ export class NewTabLoads {
 
 /**
  * The one tab showing the page a download was begun from: chrome.downloads
- * names the page (its referrer) but not the tab. A popup's page can begin
- * a download before the relay's watch of the popup has attached, so that
- * no session tells of it; the relay then joins it to the tab named here
- * when it watches that tab. A referrer that is an origin alone (what a
- * request to another origin sends) names the tab of that origin. Two
- * tabs showing the page, or none: undefined, the download stays unjoined.
+ * names the page (its referrer) but not the tab. Pages can begin downloads
+ * that no debugger session tells of: a popup's page before the relay's
+ * watch of the popup attached, a frame of another site (in a process of
+ * its own, a target no client turned Page on in, nested in another such
+ * frame). The relay joins such a download to the tab named here when a
+ * program that drives it denies or moves downloads. A referrer that is an
+ * origin alone (what a request to another origin sends) names the tab of a
+ * page of that origin. Pages are tabs' top documents or, failing those,
+ * their frames; two tabs showing the page, or none: undefined, and the
+ * download stays unjoined.
  * @param {string} referrer
- * @param {{id?: number, url?: string, pendingUrl?: string}[]} tabs
+ * @param {{tabId?: number, url?: string}[]} pages
  * @returns {number | undefined}
  */
-export function referrerTab(referrer, tabs) {
-  if (!referrer) return undefined;
-  let ref;
-  try {
-    ref = new URL(referrer);
-  } catch {
-    return undefined;
-  }
-  const originOnly = ref.pathname === '/' && !ref.search;
+export function referrerTab(referrer, pages) {
   /** @type {number | undefined} */
   let found;
-  for (const tab of tabs) {
-    const raw = tab.url || tab.pendingUrl;
-    if (tab.id === undefined || !raw) continue;
-    let u;
-    try {
-      u = new URL(raw);
-    } catch {
-      continue;
-    }
-    u.hash = '';
-    if (u.href !== ref.href && !(originOnly && u.origin === ref.origin)) continue;
-    if (found !== undefined) return undefined;
-    found = tab.id;
+  for (const page of pages) {
+    if (page.tabId === undefined || !shows(referrer, page.url)) continue;
+    if (found !== undefined && found !== page.tabId) return undefined;
+    found = page.tabId;
   }
   return found;
+}
+
+/**
+ * Whether a page at url is the one referrer names (or of its origin, for
+ * a referrer that is an origin alone).
+ * @param {string} referrer
+ * @param {string | undefined} url
+ */
+export function shows(referrer, url) {
+  if (!referrer || !url) return false;
+  let ref, u;
+  try {
+    ref = new URL(referrer);
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  u.hash = '';
+  return u.href === ref.href || (ref.pathname === '/' && !ref.search && u.origin === ref.origin);
 }

@@ -35,18 +35,22 @@ test('a load that committed a page turned into no download', () => {
 });
 
 test('referrerTab names the one tab showing the referrer', () => {
-  const tabs = [
-    { id: 1, url: 'http://127.0.0.1:8000/page' },
-    { id: 2, url: 'http://127.0.0.1:8000/popup?x=1#top' },
-    { id: 3, url: 'http://localhost:9000/other' },
-    { id: 4, pendingUrl: 'http://127.0.0.1:8000/loading' },
+  const pages = [
+    { tabId: 1, url: 'http://127.0.0.1:8000/page' },
+    { tabId: 2, url: 'http://127.0.0.1:8000/popup?x=1#top' },
+    { tabId: 3, url: 'http://localhost:9000/other' },
+    { tabId: 4, url: 'http://127.0.0.1:8000/loading' },
+    { tabId: 3, url: 'http://localhost:9000/other' }, // a frame of the same page, in the same tab
+    { url: 'http://127.0.0.1:8000/nobody' },
   ];
-  assert.equal(referrerTab('http://127.0.0.1:8000/popup?x=1', tabs), 2);
-  assert.equal(referrerTab('http://127.0.0.1:8000/loading', tabs), 4);
-  assert.equal(referrerTab('http://localhost:9000/', tabs), 3);
-  assert.equal(referrerTab('http://127.0.0.1:8000/', tabs), undefined, 'an origin of three tabs');
-  assert.equal(referrerTab('http://127.0.0.1:8000/gone', tabs), undefined);
-  assert.equal(referrerTab('', tabs), undefined);
-  assert.equal(referrerTab('not a url', tabs), undefined);
-  assert.equal(referrerTab('http://127.0.0.1:8000/page', [...tabs, { id: 5, url: 'http://127.0.0.1:8000/page' }]), undefined, 'two tabs show it');
+  assert.equal(referrerTab('http://127.0.0.1:8000/popup?x=1', pages), 2);
+  assert.equal(referrerTab('http://127.0.0.1:8000/loading', pages), 4);
+  assert.equal(referrerTab('http://localhost:9000/', pages), 3);
+  assert.equal(referrerTab('http://localhost:9000/other', pages), 3, 'twice in one tab is one tab');
+  assert.equal(referrerTab('http://127.0.0.1:8000/', pages), undefined, 'an origin of three tabs');
+  assert.equal(referrerTab('http://127.0.0.1:8000/gone', pages), undefined);
+  assert.equal(referrerTab('http://127.0.0.1:8000/nobody', pages), undefined, 'no tab');
+  assert.equal(referrerTab('', pages), undefined);
+  assert.equal(referrerTab('not a url', pages), undefined);
+  assert.equal(referrerTab('http://127.0.0.1:8000/page', [...pages, { tabId: 5, url: 'http://127.0.0.1:8000/page' }]), undefined, 'two tabs show it');
 });

@@ -1,0 +1,159 @@
+package extcdp_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// frameSites serves, on 127.0.0.1 (addressed also as localhost and as
+// 127.0.0.1's sibling 127.0.0.3 by a second server): /top?f=<url> frames
+// url; /mid?f=<url> frames url; /inner?n=<name>&now=1 downloads
+// /file/<name> (at once with now=1, else after /go says so).
+type frameSites struct {
+	a, c    string // http://127.0.0.1:P, http://127.0.0.3:Q
+	lh      string // http://localhost:P
+	asked   atomic.Int64
+	release atomic.Bool
+}
+
+func serveFrameSites(t *testing.T) *frameSites {
+	s := &frameSites{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/file/"):
+			s.asked.Add(1)
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Header().Set("Content-Disposition", `attachment; filename="`+strings.TrimPrefix(r.URL.Path, "/file/")+`"`)
+			fmt.Fprint(w, "MZ payload")
+		case r.URL.Path == "/go":
+			w.Header().Set("Access-Control-Allow-Origin", "*")
+			fmt.Fprint(w, s.release.Load())
+		case r.URL.Path == "/inner":
+			wait := `while (await (await fetch('/go')).text() !== 'true') await new Promise((r) => setTimeout(r, 50));`
+			if r.URL.Query().Get("now") == "1" {
+				wait = ""
+			}
+			fmt.Fprintf(w, `<!doctype html><title>inner</title><body><script>
+(async () => { %s
+  const a = document.createElement('a'); a.href = '/file/%s'; a.download = ''; document.body.append(a); a.click();
+})();
+</script>`, wait, r.URL.Query().Get("n"))
+		case r.URL.Path == "/top" || r.URL.Path == "/mid":
+			fmt.Fprintf(w, `<!doctype html><title>%s</title><iframe src="%s"></iframe>`, r.URL.Path, r.URL.Query().Get("f"))
+		default:
+			fmt.Fprint(w, `<!doctype html><title>page</title><body>`)
+		}
+	})
+	a := loopbackServer(t, "127.0.0.1", h)
+	c := loopbackServer(t, "127.0.0.3", h)
+	s.a, s.c = a.URL, c.URL
+	s.lh = "http://localhost:" + a.URL[strings.LastIndex(a.URL, ":")+1:]
+	return s
+}
+
+func (s *frameSites) fire(t *testing.T) {
+	t.Helper()
+	s.release.Store(true)
+	for deadline := time.Now().Add(15 * time.Second); s.asked.Load() < 1 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if s.asked.Load() < 1 {
+		t.Fatal("the frame never asked for its file: this run shows nothing")
+	}
+}
+
+func landedNamed(name string, d time.Duration) []string {
+	site := &frameDownloadSite{name: name}
+	return site.landed(personsDownloads(), d)
+}
+
+// A program denies downloads and drives a tab whose page (hostile) holds
+// frames of other sites downloading: nested (a frame of another site in a
+// frame of a third), with and without the program's auto-attach, a frame
+// that downloads the moment it loads, one inserted after the deny. The
+// relay turns Page on only in the frames attached to the tab itself; a
+// frame nested in another site's, or any frame where the program never
+// auto-attached, was never heard of, and its download landed in the
+// person's Downloads folder (red team, nested and no-autoattach each 3 of
+// 3). The extension now names the tab whose frame shows the download's
+// referrer.
+func TestRedTeamNestedAndUnwatchedFrameDownloadsDenied(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		autoAttach bool
+		build      func(s *frameSites, n string) (page string, insert string)
+		now        bool
+	}{
+		{"nested-cross-cross/autoattach", true, func(s *frameSites, n string) (string, string) {
+			return s.a + "/top?f=" + s.c + "/mid?f=" + s.lh + "/inner?n=" + n, ""
+		}, false},
+		{"nested-cross-same-as-mid/autoattach", true, func(s *frameSites, n string) (string, string) {
+			return s.a + "/top?f=" + s.c + "/mid?f=" + s.c + "/inner?n=" + n, ""
+		}, false},
+		{"cross/no-autoattach", false, func(s *frameSites, n string) (string, string) {
+			return s.a + "/top?f=" + s.lh + "/inner?n=" + n, ""
+		}, false},
+		{"cross/at-load/autoattach", true, func(s *frameSites, n string) (string, string) {
+			return s.a + "/page", s.lh + "/inner?now=1&n=" + n
+		}, true},
+		{"srcdoc-in-cross/autoattach", true, func(s *frameSites, n string) (string, string) {
+			return s.a + "/page", "SRCDOC:" + s.lh + "/file/" + n
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := serveFrameSites(t)
+			name := fmt.Sprintf("nestframe-%d.bin", time.Now().UnixNano())
+			page, insert := tc.build(s, name)
+			srv, tok := endpoint(t)
+			b := dialRawTo(t, srv, tok)
+			b.must("", "Browser.setDownloadBehavior", map[string]any{"behavior": "deny", "eventsEnabled": true})
+			tid, sid := b.open("about:blank")
+			t.Cleanup(func() { b.call("", "Target.closeTarget", map[string]any{"targetId": tid}) })
+			b.must(sid, "Page.enable", nil)
+			if tc.autoAttach {
+				b.must(sid, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true})
+			}
+			b.navigate(sid, page)
+			if strings.HasPrefix(insert, "SRCDOC:") {
+				// A frame of another site whose srcdoc child (same process
+				// as it) downloads a file of that site.
+				u := strings.TrimPrefix(insert, "SRCDOC:")
+				mid := s.lh + "/page"
+				b.eval(sid, fmt.Sprintf(`(() => { const f = document.createElement('iframe'); f.src = %q; document.body.append(f); return 1 })()`, mid))
+				time.Sleep(1500 * time.Millisecond)
+				child := ""
+				b.mu.Lock()
+				for _, e := range b.events {
+					if e.Method == "Target.attachedToTarget" && e.SessionID == sid && strings.Contains(string(e.Params), `"iframe"`) {
+						child = field(e.Params, "sessionId")
+					}
+				}
+				b.mu.Unlock()
+				if child == "" {
+					t.Fatal("no child attached: this run shows nothing")
+				}
+				s.release.Store(true)
+				b.eval(child, fmt.Sprintf(`(() => { const f = document.createElement('iframe'); f.srcdoc = '<a id=a href="%s" download>x</a><script>document.getElementById("a").click()</scr'+'ipt>'; document.body.append(f); return 1 })()`, u))
+			} else if insert != "" {
+				time.Sleep(500 * time.Millisecond)
+				b.eval(sid, fmt.Sprintf(`(() => { const f = document.createElement('iframe'); f.src = %q; document.body.append(f); return 1 })()`, insert))
+			} else {
+				time.Sleep(1500 * time.Millisecond)
+			}
+			s.fire(t)
+			for deadline := time.Now().Add(8 * time.Second); !b.hasEvent("Browser.downloadProgress", `"canceled"`) && time.Now().Before(deadline); {
+				time.Sleep(100 * time.Millisecond)
+			}
+			heard := b.hasEvent("Browser.downloadProgress", `"canceled"`)
+			if got := landedNamed(name, 3*time.Second); len(got) > 0 {
+				t.Errorf("the frame's download landed in the person's Downloads folder despite the program's deny: %v (program heard canceled: %v)", got, heard)
+			} else if !heard {
+				t.Errorf("the program never heard its frame's download canceled (nothing landed)")
+			}
+		})
+	}
+}
