@@ -585,12 +585,18 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 			}
 		}
 	}
-	if m.Method == cdproto.CommandTargetSetAutoAttach && s != nil && s.child == nil && sid == "" && autoAttachOn(m.Params) {
+	if m.Method == cdproto.CommandTargetSetAutoAttach && autoAttachOn(m.Params) {
 		next := done
 		done = func(rep *wire.Frame, err error) {
 			if err == nil && rep.Error == nil {
 				r.mu.Lock()
-				r.tellChildren(t, s)
+				var parent *child
+				if sid != "" {
+					parent = r.children[sid]
+				}
+				if sid == "" || parent != nil {
+					r.tellChildren(c, t, parent, s)
+				}
 				r.mu.Unlock()
 			}
 			next(rep, err)

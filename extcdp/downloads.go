@@ -840,10 +840,27 @@ func (r *Relay) watchFrameDownloads(t *tab, ch *child) {
 	}
 	ch.pageOn = true
 	r.goWork(clientTimeout, func(ctx context.Context) {
-		if _, err := r.ask(ctx, t, ch.sid, cdproto.CommandPageEnable, emptyObject); err != nil {
+		_, err := r.ask(ctx, t, ch.sid, cdproto.CommandPageEnable, emptyObject)
+		if err == nil {
+			// Its own frames of other sites (a frame nested in another
+			// site's), whose downloads are told on their sessions alone.
+			_, err = r.ask(ctx, t, ch.sid, cdproto.CommandTargetSetAutoAttach, jsonv2.Value(watchAutoAttach))
+		}
+		if err != nil {
 			r.log.Info("could not watch the downloads of a frame", "tab", t.id, "err", err)
 		}
 	})
+}
+
+// watchesFrames reports whether the relay auto-attaches in the attachment
+// sid of t itself: a popup it watches, or a frame it turned Page on in.
+// Call with r.mu held.
+func (r *Relay) watchesFrames(t *tab, sid string) bool {
+	if sid == "" {
+		return t.downloadWatch
+	}
+	ch := r.children[sid]
+	return ch != nil && ch.tab == t && ch.pageOn
 }
 
 // watchAllFrameDownloads runs watchFrameDownloads on every frame the

@@ -315,9 +315,10 @@ func (c *Client) refuseUnwatched(m *cdproto.Message, t *tab, s *session) bool {
 
 // Chrome tells of a tab's frames of other sites (attachedToTarget) once
 // per attachment: when auto-attach is first turned on, or as each frame
-// comes. A session that turns auto-attach on after that (the relay's own
-// watch of a popup's downloads turned it on, or another client did) heard
-// of no frame, and its client could not reach the frames already there
+// comes; and of a frame's own frames once, on the frame's session. A
+// session that turns auto-attach on after that (the relay's own, to hear
+// of the frames' downloads, or another client's came first) heard of no
+// frame, and its client could not reach the frames already there
 // (TestAutoAttachTellsOfTheFramesAlreadyThere). So the relay tells such a
 // session of them, as Chrome would have, after the command's reply.
 
@@ -329,17 +330,39 @@ func (ch *child) toldTo(s *session) {
 	ch.told[s.id] = true
 }
 
-// tellChildren tells s, a session on tab t that turned auto-attach on, of
-// the frames of t it has not heard attached. Call with r.mu held.
-func (r *Relay) tellChildren(t *tab, s *session) {
-	if r.sessions[s.id] != s {
+// toldToClient notes that c heard of ch's attach on its parent frame's
+// session. Call with r.mu held.
+func (ch *child) toldToClient(c *Client) {
+	if ch.toldVia == nil {
+		ch.toldVia = map[*Client]bool{}
+	}
+	ch.toldVia[c] = true
+}
+
+// tellChildren tells c, which turned auto-attach on in tab t (parent nil)
+// or in its frame parent, through its session s or, with s nil, on the
+// frame's own session, of the frames there it has not heard attached.
+// Call with r.mu held.
+func (r *Relay) tellChildren(c *Client, t *tab, parent *child, s *session) {
+	if s != nil && r.sessions[s.id] != s || s == nil && (parent == nil || r.children[parent.sid] != parent) {
 		return
 	}
+	parentID, on := t.targetID, target.SessionID("")
+	if parent != nil {
+		parentID, on = parent.targetID, target.SessionID(parent.sid)
+	}
+	if s != nil {
+		on = s.id
+	}
 	for _, ch := range r.children {
-		if ch.tab != t || ch.info.ParentID != t.targetID || ch.told[s.id] {
+		if ch.tab != t || ch.info.ParentID != parentID || s != nil && ch.told[s.id] || s == nil && ch.toldVia[c] {
 			continue
 		}
-		ch.toldTo(s)
+		if s != nil {
+			ch.toldTo(s)
+		} else {
+			ch.toldToClient(c)
+		}
 		info := ch.info
 		info.Attached = true
 		params, _ := jsonv2.Marshal(struct {
@@ -347,6 +370,6 @@ func (r *Relay) tellChildren(t *tab, s *session) {
 			TargetInfo         *target.Info `json:"targetInfo"`
 			WaitingForDebugger bool         `json:"waitingForDebugger"`
 		}{ch.sid, &info, false}, wire.Options)
-		s.client.deliver(&cdproto.Message{SessionID: s.id, Method: cdproto.EventTargetAttachedToTarget, Params: params})
+		c.deliver(&cdproto.Message{SessionID: on, Method: cdproto.EventTargetAttachedToTarget, Params: params})
 	}
 }

@@ -406,8 +406,8 @@ func (r *Relay) undoState(t *tab, sid string, ls leftState, c *Client) {
 			continue
 		}
 		method, _, _ := strings.Cut(key, " ")
-		if key == "Target.setAutoAttach" && sid == "" && t.downloadWatch {
-			// The watch hears of the frames' downloads through its own.
+		if key == "Target.setAutoAttach" && r.watchesFrames(t, sid) {
+			// The relay hears of the frames' downloads through its own.
 			send(method, watchAutoAttach)
 		} else {
 			u := undoOf[method]

@@ -3,6 +3,7 @@ package extcdp_test
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -37,11 +38,15 @@ func serveFrameSites(t *testing.T) *frameSites {
 			if r.URL.Query().Get("now") == "1" {
 				wait = ""
 			}
+			policy := ""
+			if r.URL.Query().Get("nr") == "1" {
+				policy = "a.referrerPolicy = 'no-referrer';"
+			}
 			fmt.Fprintf(w, `<!doctype html><title>inner</title><body><script>
 (async () => { %s
-  const a = document.createElement('a'); a.href = '/file/%s'; a.download = ''; document.body.append(a); a.click();
+  const a = document.createElement('a'); a.href = '/file/%s'; a.download = ''; %s document.body.append(a); a.click();
 })();
-</script>`, wait, r.URL.Query().Get("n"))
+</script>`, wait, r.URL.Query().Get("n"), policy)
 		case r.URL.Path == "/top" || r.URL.Path == "/mid":
 			fmt.Fprintf(w, `<!doctype html><title>%s</title><iframe src="%s"></iframe>`, r.URL.Path, r.URL.Query().Get("f"))
 		default:
@@ -90,6 +95,9 @@ func TestRedTeamNestedAndUnwatchedFrameDownloadsDenied(t *testing.T) {
 	}{
 		{"nested-cross-cross/autoattach", true, func(s *frameSites, n string) (string, string) {
 			return s.a + "/top?f=" + s.c + "/mid?f=" + s.lh + "/inner?n=" + n, ""
+		}, false},
+		{"nested-cross-cross/no-referrer/autoattach", true, func(s *frameSites, n string) (string, string) {
+			return s.a + "/top?f=" + url.QueryEscape(s.c+"/mid?f="+url.QueryEscape(s.lh+"/inner?nr=1&n="+n)), ""
 		}, false},
 		{"nested-cross-same-as-mid/autoattach", true, func(s *frameSites, n string) (string, string) {
 			return s.a + "/top?f=" + s.c + "/mid?f=" + s.c + "/inner?n=" + n, ""

@@ -338,9 +338,10 @@ type child struct {
 	// guard is its own (guard.go): with it on, the clients that enabled
 	// Debugger on it alone hear Debugger's events.
 	guard guardState
-	// told are the sessions on its tab that heard it attached
-	// (tellChildren).
-	told map[target.SessionID]bool
+	// told are the sessions that heard it attached, toldVia the clients
+	// that heard it on its parent frame's session (tellChildren).
+	told    map[target.SessionID]bool
+	toldVia map[*Client]bool
 	// pageOn: the relay turned Page on here to hear of its downloads
 	// (watchFrameDownloads).
 	pageOn bool
@@ -794,9 +795,7 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 			ch := &child{sid: p.SessionID, tab: t, targetID: p.TargetInfo.TargetID, info: p.TargetInfo}
 			r.children[p.SessionID] = ch
 			attached = ch
-			if c == nil {
-				r.watchFrameDownloads(t, ch)
-			}
+			r.watchFrameDownloads(t, ch)
 		}
 	case eventPageDownloadWillBegin, eventPageDownloadProgress:
 		// A frame of another site, in a process of its own, tells of its
@@ -849,6 +848,9 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 		}
 		if fetchTo(method, holder, s.client) && s.client.hearsFrame(c, method) {
 			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
+			if attached != nil {
+				attached.toldTo(s)
+			}
 		}
 	}
 	var done []*Client
@@ -859,6 +861,9 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 		if !containsClient(done, s.client) && fetchTo(method, holder, s.client) && s.client.hearsFrame(c, method) {
 			done = append(done, s.client)
 			s.client.deliver(&cdproto.Message{SessionID: target.SessionID(c.sid), Method: method, Params: f.Params})
+			if attached != nil {
+				attached.toldToClient(s.client)
+			}
 		}
 	}
 }

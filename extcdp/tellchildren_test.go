@@ -1,6 +1,7 @@
 package extcdp_test
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +80,60 @@ func TestAutoAttachTellsEachSessionOnce(t *testing.T) {
 	b.mu.Unlock()
 	if n != 2 {
 		t.Errorf("the staying session heard %d attachedToTarget of frames after the other left and a frame was added, want 2", n)
+	}
+}
+
+// A program that denies downloads auto-attaches in its tab, whose page
+// frames another site's page, which frames a third site's: the relay turns
+// auto-attach on in the middle frame itself, to hear of the nested frame's
+// downloads. The program hears of the nested frame once on the middle
+// frame's session, before and after it turns auto-attach on there too.
+func TestAutoAttachTellsOfNestedFramesOnce(t *testing.T) {
+	s := serveFrameSites(t)
+	b := dialRaw(t)
+	b.must("", "Browser.setDownloadBehavior", map[string]any{"behavior": "deny"})
+	tid, sid := b.open("about:blank")
+	t.Cleanup(func() { b.call("", "Target.closeTarget", map[string]any{"targetId": tid}) })
+	b.must(sid, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true})
+	b.navigate(sid, s.a+"/top?f="+url.QueryEscape(s.c+"/mid?f="+url.QueryEscape(s.lh+"/page")))
+	// heard counts the attachedToTarget of what on session on by the
+	// session they name, and returns the last one named: Chrome may
+	// attach a frame, detach it as the frame swaps process, and attach it
+	// again under a new session.
+	heard := func(on, what string) (times map[string]int, child string) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		times = map[string]int{}
+		for _, e := range b.events {
+			if e.Method == "Target.attachedToTarget" && e.SessionID == on && strings.Contains(string(e.Params), what) {
+				child = field(e.Params, "sessionId")
+				times[child]++
+			}
+		}
+		return times, child
+	}
+	var mid string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if _, mid = heard(sid, `"iframe"`); mid != "" {
+			if n, _ := heard(mid, `"iframe"`); len(n) > 0 {
+				break
+			}
+		}
+	}
+	if mid == "" {
+		t.Fatal("the frame of another site never attached: this run shows nothing")
+	}
+	for range 2 {
+		b.must(mid, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true})
+	}
+	time.Sleep(500 * time.Millisecond)
+	times, inner := heard(mid, `"iframe"`)
+	for child, n := range times {
+		if n != 1 {
+			t.Errorf("the program heard the nested frame's session %s attached %d times on the middle frame's session, want 1", child, n)
+		}
+	}
+	if got := b.eval(inner, "location.pathname"); got != "/page" {
+		t.Errorf("the nested frame's session reads %q, want /page", got)
 	}
 }
