@@ -123,6 +123,9 @@ type download struct {
 	// it is canceled there as soon as it is.
 	cancel bool
 	info   wire.DownloadInfo
+	// frame is the frame of another site that told of it, if one did: an
+	// item begun from the page it shows is its (fromTab).
+	frame *child
 	// from is the popup the item was joined by its referrer (referredTab),
 	// before any session told of it; told, once one did after all.
 	from  *tab
@@ -256,7 +259,7 @@ func (d *downloadState) linkTab(info wire.DownloadInfo, tabs map[int64]*tab) *do
 	now := time.Now()
 	for _, dl := range d.byGUID {
 		if dl.chromeID != 0 || dl.url != info.URL || now.Sub(dl.heard) > linkTabWindow || startedBefore(info, now, dl.heard) ||
-			!fromTab(dl.tab, info, tabs) {
+			!fromTab(dl.tab, dl.frame, info, tabs) {
 			continue
 		}
 		if found == nil || dl.seq > found.seq {
@@ -274,12 +277,12 @@ func (d *downloadState) linkTab(info wire.DownloadInfo, tabs map[int64]*tab) *do
 // origin), not well before now, is taken; the caller marks the link
 // unsure. Call with r.mu
 // held.
-func (d *downloadState) linkItem(t *tab, url string, tabs map[int64]*tab) *download {
+func (d *downloadState) linkItem(t *tab, frame *child, url string, tabs map[int64]*tab) *download {
 	var found *download
 	now := time.Now()
 	for _, dl := range d.byChrome {
 		if dl.guid != "" || dl.url != url || startedBefore(dl.info, dl.heard, now) ||
-			dl.info.Referrer == "" || !fromTab(t, dl.info, tabs) {
+			dl.info.Referrer == "" || !fromTab(t, frame, dl.info, tabs) {
 			continue
 		}
 		if found == nil || dl.seq > found.seq {
@@ -289,19 +292,21 @@ func (d *downloadState) linkItem(t *tab, url string, tabs map[int64]*tab) *downl
 	return found
 }
 
-// fromTab reports whether an item (info) may be of a download t told
-// of: its referrer is the page t shows, or its origin (what a request to
-// another origin sends), or there is none to tell; or it names neither the
-// page nor the origin of another tab, nor did the extension find another
-// tab showing it (ReferrerTabID). A frame's download (of the same site or,
-// in a process of its own, of another) is told by t, or by the frame's
-// session, and the item's referrer is the frame's document: taken for
-// another's, such downloads escaped the program's deny into the person's
-// Downloads folder (TestRedTeamFrameDownloadsHeedTheBehavior). The same
-// URL begun at the same time by the page of the person's tab stays the
-// person's (TestRedTeamDownloadOfTheSameURLStaysThePersons,
+// fromTab reports whether an item (info) may be of a download t told of
+// (in its frame of another site frame, when that frame told): its referrer
+// is the page t shows or its origin (what a request to another origin
+// sends), or of frame's origin, or there is none to tell; or it names
+// neither the page nor (an origin alone) the origin of another tab, and
+// the extension did not find it begun from another tab. A frame's
+// download is told by t, or by the frame's session, and the item's
+// referrer is the frame's document: taken for another's, such downloads
+// escaped the program's deny into the person's Downloads folder
+// (TestRedTeamFrameDownloadsHeedTheBehavior), also when the person had a
+// tab open on the frame's site (TestRedTeamHostileFrameDownloadBesideThePersonsTab).
+// The same URL begun at the same time by the page of the person's tab
+// stays the person's (TestRedTeamDownloadOfTheSameURLStaysThePersons,
 // TestRedTeamPersonsCrossSiteDownloadStaysThePersons).
-func fromTab(t *tab, info wire.DownloadInfo, tabs map[int64]*tab) bool {
+func fromTab(t *tab, frame *child, info wire.DownloadInfo, tabs map[int64]*tab) bool {
 	referrer := info.Referrer
 	if referrer == "" {
 		return true
@@ -309,7 +314,13 @@ func fromTab(t *tab, info wire.DownloadInfo, tabs map[int64]*tab) bool {
 	if t == nil {
 		return false
 	}
-	if showsPage(t, referrer) || strings.TrimSuffix(referrer, "/") == originOf(pageOf(t)) {
+	names := func(page string) bool {
+		page, _, _ = strings.Cut(page, "#") // a referrer has no fragment
+		return page != "" && (referrer == page || strings.TrimSuffix(referrer, "/") == originOf(page))
+	}
+	// The relay may know only a frame's origin (from its execution
+	// context), and a frame told of this very download.
+	if names(t.info.URL) || frame != nil && frame.info.URL != "" && originOf(referrer) == originOf(frame.info.URL) {
 		return true
 	}
 	if info.ReferrerTabID != 0 && info.ReferrerTabID != t.id {
@@ -547,13 +558,14 @@ func (r *Relay) onPageDownload(t *tab, method cdproto.MethodType, params jsonv2.
 		if r.downloads.joinedByReferrer(t, p.URL) {
 			return // begun and handled already: one download, not two
 		}
-		dl := r.downloads.linkItem(t, p.URL, r.tabs)
+		frame := r.frameOf(t, p.FrameID)
+		dl := r.downloads.linkItem(t, frame, p.URL, r.tabs)
 		if dl == nil {
 			dl = &download{url: p.URL}
 		} else {
 			dl.unsure = true
 		}
-		dl.guid, dl.tab = p.GUID, t
+		dl.guid, dl.tab, dl.frame = p.GUID, t, frame
 		r.downloads.byGUID[p.GUID] = dl
 		r.downloads.track(dl)
 		r.beginDownload(dl, p.FrameID, p.SuggestedFilename)
@@ -585,6 +597,22 @@ func (r *Relay) onPageDownload(t *tab, method cdproto.MethodType, params jsonv2.
 			"guid": p.GUID, "totalBytes": p.TotalBytes, "receivedBytes": p.ReceivedBytes, "state": p.State,
 		})
 	}
+}
+
+// frameOf is t's frame of another site whose frame id is id, nil for
+// another frame; where the relay does not know what page it shows yet (it
+// attached before the frame's first load, and Page came on after that), it
+// asks Chrome, for the item that comes next (fromTab). Call with r.mu held.
+func (r *Relay) frameOf(t *tab, id string) *child {
+	for _, ch := range r.children {
+		if ch.tab == t && string(ch.targetID) == id {
+			if ch.info.URL == "" {
+				r.goWork(frameCheckTimeout, func(ctx context.Context) { r.frameURL(ctx, t, ch.sid) })
+			}
+			return ch
+		}
+	}
+	return nil
 }
 
 // onExtDownload handles the extension's report of a chrome.downloads item.
@@ -841,6 +869,11 @@ func (r *Relay) watchFrameDownloads(t *tab, ch *child) {
 	ch.pageOn = true
 	r.goWork(clientTimeout, func(ctx context.Context) {
 		_, err := r.ask(ctx, t, ch.sid, cdproto.CommandPageEnable, emptyObject)
+		if err == nil {
+			// The page it shows now: its downloads' referrer (fromTab).
+			// Page's events tell of its later navigations.
+			_, err = r.frameURL(ctx, t, ch.sid)
+		}
 		if err == nil {
 			// Its own frames of other sites (a frame nested in another
 			// site's), whose downloads are told on their sessions alone.

@@ -15,7 +15,7 @@ import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
 import { parsePolicy, policyOwner } from './lib/policy.js';
 import { FIRST_RULE_ID, aheadRules, closedRules, drivenRules, mergedPrivateRules, popupRules, workerRules } from './lib/popups.js';
 import { commandRefusal, navigateRefusal, needsTabUrl } from './lib/unsafe.js';
-import { NewTabLoads, referrerTab, shows } from './lib/loads.js';
+import { NewTabLoads, referrerTab } from './lib/loads.js';
 import { readActivity } from './lib/activity.js';
 
 /**
@@ -1712,26 +1712,23 @@ function downloadInfo(item) {
 }
 
 /**
- * The one tab whose page, or failing that whose frame, shows referrer
- * (lib/loads.js).
+ * The one tab whose page or one of whose frames shows referrer
+ * (lib/loads.js): a page the person's tab frames may be the top page of a
+ * program's tab, and only the frame began the download
+ * (TestRedTeamPersonsFrameDownloadStaysThePersons).
  * @param {string} referrer
  * @returns {Promise<number | undefined>}
  */
 async function downloadTab(referrer) {
   const tabs = await chrome.tabs.query({}).catch(() => []);
-  const tops = tabs.map((t) => ({ tabId: t.id, url: t.url || t.pendingUrl }));
-  const top = referrerTab(referrer, tops);
-  if (top !== undefined || tops.some((t) => shows(referrer, t.url))) {
-    return top; // the page of a tab, or of several
-  }
-  const frames = await Promise.all(
-    tabs.map(async (t) =>
-      t.id === undefined
-        ? []
-        : ((await chrome.webNavigation.getAllFrames({ tabId: t.id }).catch(() => null)) ?? []).map((f) => ({ tabId: t.id, url: f.url })),
-    ),
+  const pages = await Promise.all(
+    tabs.map(async (t) => {
+      if (t.id === undefined) return [];
+      const frames = (await chrome.webNavigation.getAllFrames({ tabId: t.id }).catch(() => null)) ?? [];
+      return [{ tabId: t.id, url: t.url || t.pendingUrl }, ...frames.map((f) => ({ tabId: t.id, url: f.url }))];
+    }),
   );
-  return referrerTab(referrer, frames.flat());
+  return referrerTab(referrer, pages.flat());
 }
 
 chrome.downloads.onCreated.addListener((item) => {

@@ -80,9 +80,9 @@ export class NewTabLoads {
  * frame). The relay joins such a download to the tab named here when a
  * program that drives it denies or moves downloads. A referrer that is an
  * origin alone (what a request to another origin sends) names the tab of a
- * page of that origin. Pages are tabs' top documents or, failing those,
- * their frames; two tabs showing the page, or none: undefined, and the
- * download stays unjoined.
+ * page of that origin. Pages are tabs' top documents and their frames; two
+ * tabs showing the page, or none: undefined, and the download stays
+ * unjoined.
  * @param {string} referrer
  * @param {{tabId?: number, url?: string}[]} pages
  * @returns {number | undefined}
