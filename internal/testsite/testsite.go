@@ -67,6 +67,7 @@ func Start() *Site {
 			return
 		}
 		b = bytes.ReplaceAll(b, []byte("CROSS"), []byte(s.CrossURL))
+		b = bytes.ReplaceAll(b, []byte("MAIN"), []byte(s.URL))
 		w.Header().Set("Content-Type", "text/html")
 		w.Write(b)
 	})

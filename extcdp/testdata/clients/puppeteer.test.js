@@ -86,6 +86,14 @@ test('puppeteer drives tabs through livetab', async () => {
   step(82);
   assert.equal(await frame.$eval('#inner', (e) => e.textContent), 'inside the frame');
 
+  step(84);
+  // A frame of another site that frames the page's own site again: three
+  // renderers, the innermost reached through the middle one's session.
+  await page.goto(site + '/nested');
+  const back = page.frames().find((f) => f.parentFrame()?.url().includes('/mid'));
+  assert.ok(back, `the nested frame among ${page.frames().map((f) => f.url())}`);
+  assert.equal(await back.$eval('#inner', (e) => e.textContent), 'inside the frame');
+
   step(85);
   await page.goto(site + '/form');
   const popupTarget = browser.waitForTarget((t) => t.opener() === page.target());
