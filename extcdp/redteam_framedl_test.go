@@ -2,90 +2,12 @@ package extcdp_test
 
 import (
 	"fmt"
-	"net/http"
+	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
-
-// frameDownloadSite serves /page (an <iframe> of /inner at frameHost, or a
-// link to /popup that holds that frame), /inner, whose page downloads
-// /file/<name> once /go says so, and the file, counting its requests.
-type frameDownloadSite struct {
-	url     string
-	name    string
-	asked   atomic.Int64
-	release atomic.Bool
-}
-
-func serveFrameDownload(t *testing.T, name string, crossSite bool) *frameDownloadSite {
-	t.Helper()
-	site := &frameDownloadSite{name: name}
-	var frameOrigin string
-	srv := loopbackServer(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case strings.HasPrefix(r.URL.Path, "/file/"):
-			site.asked.Add(1)
-			w.Header().Set("Content-Type", "application/octet-stream")
-			w.Header().Set("Content-Disposition", `attachment; filename="`+strings.TrimPrefix(r.URL.Path, "/file/")+`"`)
-			fmt.Fprint(w, "MZ payload")
-		case r.URL.Path == "/go":
-			w.Header().Set("Access-Control-Allow-Origin", "*")
-			fmt.Fprint(w, site.release.Load())
-		case r.URL.Path == "/inner":
-			fmt.Fprintf(w, `<!doctype html><title>inner</title><script>
-(async () => {
-  while (await (await fetch('/go')).text() !== 'true') await new Promise((r) => setTimeout(r, 50));
-  const a = document.createElement('a'); a.href = '/file/%s'; a.download = ''; document.body.append(a); a.click();
-})();
-</script>`, name)
-		case r.URL.Path == "/framed":
-			fmt.Fprintf(w, `<!doctype html><title>framed</title><iframe src="%s/inner"></iframe>`, frameOrigin)
-		default:
-			fmt.Fprint(w, `<!doctype html><title>page</title><a id="x" href="/framed" target="_blank">open</a>`)
-		}
-	}))
-	site.url = srv.URL
-	frameOrigin = srv.URL
-	if crossSite {
-		// localhost is another site than 127.0.0.1: the frame runs in a
-		// process of its own, a target with a session of its own.
-		frameOrigin = "http://localhost:" + srv.URL[strings.LastIndex(srv.URL, ":")+1:]
-	}
-	return site
-}
-
-// landed waits up to d for the site's file in dir, removes what it finds
-// and returns its names.
-func (s *frameDownloadSite) landed(dir string, d time.Duration) []string {
-	var found []string
-	for deadline := time.Now().Add(d); len(found) == 0 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		files, _ := os.ReadDir(dir)
-		for _, f := range files {
-			if strings.HasPrefix(f.Name(), strings.TrimSuffix(s.name, ".bin")) {
-				found = append(found, f.Name())
-				os.Remove(filepath.Join(dir, f.Name()))
-			}
-		}
-	}
-	return found
-}
-
-// fired releases the frame's download and waits until it asked for its
-// file.
-func (s *frameDownloadSite) fire(t *testing.T) {
-	t.Helper()
-	s.release.Store(true)
-	for deadline := time.Now().Add(15 * time.Second); s.asked.Load() < 1 && time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if s.asked.Load() < 1 {
-		t.Fatal("the frame never asked for its file: this run shows nothing")
-	}
-}
 
 // A program that denies downloads, or names its directory, drives a tab
 // whose page frames another page (of its own site, or of another one in a
@@ -116,7 +38,9 @@ func TestRedTeamFrameDownloadsHeedTheBehavior(t *testing.T) {
 		{"popup/cross-site/at-once", true, true, false, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			site := serveFrameDownload(t, fmt.Sprintf("framedl-%d.bin", time.Now().UnixNano()), tc.crossSite)
+			site := serveFrameSites(t)
+			name := fmt.Sprintf("framedl-%d.bin", time.Now().UnixNano())
+			framed, opener := site.framedDownload(name, tc.crossSite)
 			s, tok := endpoint(t)
 			b := dialRawTo(t, s, tok)
 			dir := t.TempDir()
@@ -131,7 +55,7 @@ func TestRedTeamFrameDownloadsHeedTheBehavior(t *testing.T) {
 			b.must(sid, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true})
 			site.release.Store(tc.atOnce)
 			if tc.popup && tc.atOnce {
-				b.navigate(sid, site.url+"/page")
+				b.navigate(sid, opener)
 				b.eval(sid, "document.getElementById('x').click(), 1")
 				t.Cleanup(func() {
 					if pid, _ := waitPopupAttached(b, tid, true, time.Second); pid != "" {
@@ -139,7 +63,7 @@ func TestRedTeamFrameDownloadsHeedTheBehavior(t *testing.T) {
 					}
 				})
 			} else if tc.popup {
-				b.navigate(sid, site.url+"/page")
+				b.navigate(sid, opener)
 				b.eval(sid, "document.getElementById('x').click(), 1")
 				pid, ok := waitPopupAttached(b, tid, true, 10*time.Second)
 				if pid != "" {
@@ -150,7 +74,7 @@ func TestRedTeamFrameDownloadsHeedTheBehavior(t *testing.T) {
 				}
 				time.Sleep(time.Second) // the frame attached, its Page on
 			} else {
-				b.navigate(sid, site.url+"/framed")
+				b.navigate(sid, framed)
 				if tc.crossSite && !tc.atOnce {
 					child := ""
 					for deadline := time.Now().Add(10 * time.Second); child == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
@@ -172,7 +96,7 @@ func TestRedTeamFrameDownloadsHeedTheBehavior(t *testing.T) {
 			}
 			site.fire(t)
 			if tc.dir {
-				if got := site.landed(personsDownloads(), 5*time.Second); len(got) > 0 {
+				if got := landedNamed(name, 5*time.Second); len(got) > 0 {
 					t.Errorf("the frame's download landed in the person's Downloads folder, not the program's: %v", got)
 				}
 				files, _ := os.ReadDir(dir)
@@ -187,7 +111,7 @@ func TestRedTeamFrameDownloadsHeedTheBehavior(t *testing.T) {
 			if !b.hasEvent("Browser.downloadProgress", `"canceled"`) {
 				t.Errorf("the program never heard its frame's download canceled")
 			}
-			if got := site.landed(personsDownloads(), 2*time.Second); len(got) > 0 {
+			if got := landedNamed(name, 2*time.Second); len(got) > 0 {
 				t.Errorf("the frame's download landed in the person's Downloads folder despite the program's deny: %v", got)
 			}
 		})
@@ -199,11 +123,12 @@ func TestRedTeamFrameDownloadsHeedTheBehavior(t *testing.T) {
 // tab's frames once per attachment, to the relay's watch, and the program
 // heard of no frame (1 of 1).
 func TestAutoAttachTellsOfTheFramesAlreadyThere(t *testing.T) {
-	site := serveFrameDownload(t, "never.bin", true)
+	site := serveFrameSites(t)
+	_, opener := site.framedDownload("never.bin", true)
 	s, tok := endpoint(t)
 	b := dialRawTo(t, s, tok)
 	b.must("", "Browser.setDownloadBehavior", map[string]any{"behavior": "deny"})
-	tid, sid := b.open(site.url + "/page")
+	tid, sid := b.open(opener)
 	t.Cleanup(func() { b.call("", "Target.closeTarget", map[string]any{"targetId": tid}) })
 	b.eval(sid, "document.getElementById('x').click(), 1")
 	pid, ok := waitPopupAttached(b, tid, true, 10*time.Second)
@@ -234,4 +159,18 @@ func TestAutoAttachTellsOfTheFramesAlreadyThere(t *testing.T) {
 	if got := b.eval(child, "location.pathname"); got != "/inner" {
 		t.Errorf("the frame's session reads %q, want /inner", got)
 	}
+}
+
+// framedDownload gives a page of the first site that frames a page
+// downloading /file/name once released (of another site when crossSite),
+// and a page whose link #x opens the first in a new tab.
+func (s *frameSites) framedDownload(name string, crossSite bool) (framed, opener string) {
+	frame := s.a
+	if crossSite {
+		// localhost is another site than 127.0.0.1: the frame runs in a
+		// process of its own, a target with a session of its own.
+		frame = s.lh
+	}
+	framed = s.a + "/top?f=" + url.QueryEscape(frame+"/inner?n="+name)
+	return framed, s.a + "/opener?f=" + url.QueryEscape(framed)
 }

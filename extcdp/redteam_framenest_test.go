@@ -2,79 +2,11 @@ package extcdp_test
 
 import (
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
-
-// frameSites serves, on 127.0.0.1 (addressed also as localhost and as
-// 127.0.0.1's sibling 127.0.0.3 by a second server): /top?f=<url> frames
-// url; /mid?f=<url> frames url; /inner?n=<name>&now=1 downloads
-// /file/<name> (at once with now=1, else after /go says so).
-type frameSites struct {
-	a, c    string // http://127.0.0.1:P, http://127.0.0.3:Q
-	lh      string // http://localhost:P
-	asked   atomic.Int64
-	release atomic.Bool
-}
-
-func serveFrameSites(t *testing.T) *frameSites {
-	s := &frameSites{}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case strings.HasPrefix(r.URL.Path, "/file/"):
-			s.asked.Add(1)
-			w.Header().Set("Content-Type", "application/octet-stream")
-			w.Header().Set("Content-Disposition", `attachment; filename="`+strings.TrimPrefix(r.URL.Path, "/file/")+`"`)
-			fmt.Fprint(w, "MZ payload")
-		case r.URL.Path == "/go":
-			w.Header().Set("Access-Control-Allow-Origin", "*")
-			fmt.Fprint(w, s.release.Load())
-		case r.URL.Path == "/inner":
-			wait := `while (await (await fetch('/go')).text() !== 'true') await new Promise((r) => setTimeout(r, 50));`
-			if r.URL.Query().Get("now") == "1" {
-				wait = ""
-			}
-			policy := ""
-			if r.URL.Query().Get("nr") == "1" {
-				policy = "a.referrerPolicy = 'no-referrer';"
-			}
-			fmt.Fprintf(w, `<!doctype html><title>inner</title><body><script>
-(async () => { %s
-  const a = document.createElement('a'); a.href = '/file/%s'; a.download = ''; %s document.body.append(a); a.click();
-})();
-</script>`, wait, r.URL.Query().Get("n"), policy)
-		case r.URL.Path == "/top" || r.URL.Path == "/mid":
-			fmt.Fprintf(w, `<!doctype html><title>%s</title><iframe src="%s"></iframe>`, r.URL.Path, r.URL.Query().Get("f"))
-		default:
-			fmt.Fprint(w, `<!doctype html><title>page</title><body>`)
-		}
-	})
-	a := loopbackServer(t, "127.0.0.1", h)
-	c := loopbackServer(t, "127.0.0.3", h)
-	s.a, s.c = a.URL, c.URL
-	s.lh = "http://localhost:" + a.URL[strings.LastIndex(a.URL, ":")+1:]
-	return s
-}
-
-func (s *frameSites) fire(t *testing.T) {
-	t.Helper()
-	s.release.Store(true)
-	for deadline := time.Now().Add(15 * time.Second); s.asked.Load() < 1 && time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if s.asked.Load() < 1 {
-		t.Fatal("the frame never asked for its file: this run shows nothing")
-	}
-}
-
-func landedNamed(name string, d time.Duration) []string {
-	site := &frameDownloadSite{name: name}
-	return site.landed(personsDownloads(), d)
-}
 
 // A program denies downloads and drives a tab whose page (hostile) holds
 // frames of other sites downloading: nested (a frame of another site in a

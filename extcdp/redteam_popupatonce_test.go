@@ -63,8 +63,7 @@ func TestRedTeamPopupDownloadsAtOnce(t *testing.T) {
 		t.Fatal("no popup asked for its file: this run shows nothing")
 	}
 	time.Sleep(3 * time.Second)
-	site := &frameDownloadSite{name: fmt.Sprintf("atonce-%d", stamp)}
-	if got := site.landed(personsDownloads(), 2*time.Second); len(got) > 0 {
+	if got := landedNamed(fmt.Sprintf("atonce-%d", stamp), 2*time.Second); len(got) > 0 {
 		t.Errorf("%d of %d downloads begun at once by the program's popups landed in the person's Downloads folder despite the deny: %v", len(got), len(names), got)
 	}
 	var res struct {

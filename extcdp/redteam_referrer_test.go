@@ -3,114 +3,11 @@ package extcdp_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
-
-// threeSites serves the same handler on 127.0.0.1 (also as localhost),
-// 127.0.0.2 and 127.0.0.3: /file/<name> (an attachment, slow when
-// slow=1), /go, /inner?f=<file>&now=1&away=1 (a frame's page that clicks a
-// download link of f, only when framed, and with away=1 navigates itself
-// away at once), /top?f=<url> (frames url), /ping (counts), else a page.
-type threeSites struct {
-	a, b, c, lh string
-	asked       atomic.Int64
-	pings       atomic.Int64
-	release     atomic.Bool
-}
-
-func serveThreeSites(t *testing.T) *threeSites {
-	s := &threeSites{}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case strings.HasPrefix(r.URL.Path, "/file/"):
-			s.asked.Add(1)
-			w.Header().Set("Content-Type", "application/octet-stream")
-			w.Header().Set("Content-Disposition", `attachment; filename="`+strings.TrimPrefix(r.URL.Path, "/file/")+`"`)
-			w.Header().Set("Content-Length", "4096")
-			body := []byte(strings.Repeat("MZ payload ", 400))[:4096]
-			w.Write(body[:1024])
-			w.(http.Flusher).Flush()
-			time.Sleep(2 * time.Second)
-			w.Write(body[1024:])
-		case r.URL.Path == "/go":
-			w.Header().Set("Access-Control-Allow-Origin", "*")
-			fmt.Fprint(w, s.release.Load())
-		case r.URL.Path == "/ping":
-			s.pings.Add(1)
-			fmt.Fprint(w, "<!doctype html><title>ping</title><body>ping")
-		case r.URL.Path == "/inner":
-			q := r.URL.Query()
-			wait := `while (await (await fetch('/go')).text() !== 'true') await new Promise((r) => setTimeout(r, 50));`
-			if q.Get("now") == "1" {
-				wait = ""
-			}
-			away := ""
-			if q.Get("away") == "1" {
-				away = `setTimeout(() => location.replace('/page?gone=1'), 0);`
-			}
-			fmt.Fprintf(w, `<!doctype html><title>inner</title><body><script>
-if (window.top !== window) (async () => { %s
-  const a = document.createElement('a'); a.href = %q; a.download = ''; document.body.append(a); a.click(); %s
-})();
-</script>`, wait, q.Get("f"), away)
-		case r.URL.Path == "/top":
-			fmt.Fprintf(w, `<!doctype html><title>top</title><iframe src="%s"></iframe>`, r.URL.Query().Get("f"))
-		default:
-			fmt.Fprint(w, `<!doctype html><title>page</title><body>`)
-		}
-	})
-	a := loopbackServer(t, "127.0.0.1", h)
-	b := loopbackServer(t, "127.0.0.2", h)
-	c := loopbackServer(t, "127.0.0.3", h)
-	s.a, s.b, s.c = a.URL, b.URL, c.URL
-	s.lh = "http://localhost:" + a.URL[strings.LastIndex(a.URL, ":")+1:]
-	return s
-}
-
-func (s *threeSites) waitAsked(t *testing.T) {
-	t.Helper()
-	for deadline := time.Now().Add(15 * time.Second); s.asked.Load() < 1 && time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if s.asked.Load() < 1 {
-		t.Fatal("the file was never asked for: this run shows nothing")
-	}
-}
-
-// completeIn reports the files of prefix name in the person's Downloads,
-// removing them: the complete ones and all.
-func landedWhole(name string, d time.Duration) (complete, all []string) {
-	dir := personsDownloads()
-	prefix := strings.TrimSuffix(name, ".bin")
-	deadline := time.Now().Add(d)
-	for {
-		complete, all = nil, nil
-		ents, _ := os.ReadDir(dir)
-		for _, f := range ents {
-			if strings.HasPrefix(f.Name(), prefix) {
-				all = append(all, f.Name())
-				if fi, err := f.Info(); err == nil && fi.Size() == 4096 && !strings.HasSuffix(f.Name(), ".crdownload") {
-					complete = append(complete, f.Name())
-				}
-			}
-		}
-		if len(complete) > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	for _, f := range all {
-		os.Remove(filepath.Join(dir, f))
-	}
-	return complete, all
-}
 
 func (c *rawClient) downloadEvents() []string {
 	c.mu.Lock()
@@ -136,7 +33,8 @@ func (c *rawClient) downloadEvents() []string {
 func TestRedTeamPersonsFrameDownloadStaysThePersons(t *testing.T) {
 	for _, tc := range []string{"origin", "exact"} {
 		t.Run(tc, func(t *testing.T) {
-			s := serveThreeSites(t)
+			s := serveFrameSites(t)
+			s.slow.Store(true)
 			name := fmt.Sprintf("rpersons-%s-%d.bin", tc, time.Now().UnixNano())
 			var inner, programURL string
 			if tc == "origin" {
@@ -195,7 +93,8 @@ func TestRedTeamPersonsFrameDownloadStaysThePersons(t *testing.T) {
 func TestRedTeamHostileFrameDownloadBesideThePersonsTab(t *testing.T) {
 	for _, tc := range []string{"origin", "exact"} {
 		t.Run(tc, func(t *testing.T) {
-			s := serveThreeSites(t)
+			s := serveFrameSites(t)
+			s.slow.Store(true)
 			name := fmt.Sprintf("rhostile-%s-%d.bin", tc, time.Now().UnixNano())
 			var inner, personURL string
 			if tc == "origin" {

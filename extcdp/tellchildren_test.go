@@ -14,11 +14,12 @@ import (
 // frame exactly once (Playwright fails on a second attachedToTarget of one
 // target), and of a frame added later, once.
 func TestAutoAttachTellsEachSessionOnce(t *testing.T) {
-	site := serveFrameDownload(t, "never-once.bin", true)
+	site := serveFrameSites(t)
+	_, opener := site.framedDownload("never-once.bin", true)
 	s, tok := endpoint(t)
 	b := dialRawTo(t, s, tok)
 	b.must("", "Browser.setDownloadBehavior", map[string]any{"behavior": "deny"})
-	tid, sid := b.open(site.url + "/page")
+	tid, sid := b.open(opener)
 	t.Cleanup(func() { b.call("", "Target.closeTarget", map[string]any{"targetId": tid}) })
 	b.eval(sid, "document.getElementById('x').click(), 1")
 	pid, ok := waitPopupAttached(b, tid, true, 10*time.Second)
