@@ -111,6 +111,12 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		}
 		r.mu.Lock()
 		c.discover = p.Discover
+		if p.Discover && takesType(p.Filter, "browser") {
+			// Puppeteer asks for every type ([{}]) and finds
+			// browser.target() by this event, as Chrome sends it.
+			params, _ := jsonv2.Marshal(map[string]*target.Info{"targetInfo": r.browserInfo()}, wire.Options)
+			c.deliver(&cdproto.Message{Method: "Target.targetCreated", Params: params})
+		}
 		if p.Discover {
 			for _, t := range r.tabs {
 				if t.targetID != "" && c.lists(t) {
@@ -167,7 +173,7 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 			r.mu.Unlock()
 		}
 		if p.TargetID == "" || p.TargetID == r.browserID {
-			c.reply(m.ID, sid, &target.GetTargetInfoResult{TargetInfo: &target.Info{TargetID: r.browserID, Type: "browser", Attached: true}})
+			c.reply(m.ID, sid, &target.GetTargetInfoResult{TargetInfo: r.browserInfo()})
 			return
 		}
 		info, err := c.lookupInfo(ctx, p.TargetID)
@@ -182,15 +188,12 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		c.attachToTarget(ctx, m, sid)
 	case cdproto.CommandTargetAttachToBrowserTarget:
 		r.mu.Lock()
-		if err := c.tooManySessions(); err != nil {
-			r.mu.Unlock()
+		s, err := c.browserSession()
+		r.mu.Unlock()
+		if err != nil {
 			c.failErr(m.ID, sid, err)
 			return
 		}
-		s := &session{id: target.SessionID(randomID()), client: c, browser: true}
-		r.sessions[s.id] = s
-		c.sessions++
-		r.mu.Unlock()
 		c.reply(m.ID, sid, &target.AttachToBrowserTargetResult{SessionID: s.id})
 	case cdproto.CommandTargetDetachFromTarget:
 		var p struct {
@@ -480,6 +483,22 @@ func (c *Client) attachToTarget(ctx context.Context, m *cdproto.Message, sid tar
 		c.fail(m.ID, sid, -32000, "livetab supports only flat sessions: set flatten:true")
 		return
 	}
+	if p.TargetID == r.browserID {
+		// Puppeteer's browser.target().createCDPSession(): a session on
+		// the browser, announced before the reply as Chrome does.
+		r.mu.Lock()
+		s, err := c.browserSession()
+		if err == nil {
+			r.attachedEvent(c, s, r.browserInfo(), sid)
+		}
+		r.mu.Unlock()
+		if err != nil {
+			c.failErr(m.ID, sid, err)
+			return
+		}
+		c.reply(m.ID, sid, &target.AttachToTargetResult{SessionID: s.id})
+		return
+	}
 	r.mu.Lock()
 	if err := c.tooManySessions(); err != nil {
 		r.mu.Unlock()
@@ -645,4 +664,37 @@ func (r *Relay) refreshChildren(ctx context.Context) {
 		})
 	}
 	wg.Wait()
+}
+
+// browserSession opens a session of c's on the browser. Call with r.mu
+// held.
+func (c *Client) browserSession() (*session, error) {
+	if err := c.tooManySessions(); err != nil {
+		return nil, err
+	}
+	s := &session{id: target.SessionID(randomID()), client: c, browser: true}
+	c.r.sessions[s.id] = s
+	c.sessions++
+	return s, nil
+}
+
+// browserInfo is the browser's own target, as Chrome describes it.
+func (r *Relay) browserInfo() *target.Info {
+	return &target.Info{TargetID: r.browserID, Type: "browser", Attached: true}
+}
+
+// takesType reports whether a target filter lets targets of type typ
+// through: its first entry that matches decides, and none matching leaves
+// the target out. No filter is Chrome's default, which leaves out the
+// browser and tabs' own "tab" targets.
+func takesType(f target.Filter, typ string) bool {
+	if len(f) == 0 {
+		return typ != "browser" && typ != "tab"
+	}
+	for _, e := range f {
+		if e.Type == "" || e.Type == typ {
+			return !e.Exclude
+		}
+	}
+	return false
 }

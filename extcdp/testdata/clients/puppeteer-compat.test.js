@@ -171,6 +171,18 @@ test('createCDPSession Runtime.evaluate', opts, () => withPage(async (page) => {
   assert.equal(await page.title(), 'form page');
 }));
 
+test('browser.target() and a session of its own on the browser', opts, async () => {
+  const target = browser.target();
+  assert.equal(target.type(), 'browser');
+  const cdp = await target.createCDPSession();
+  const v = await cdp.send('Browser.getVersion');
+  assert.match(v.product, /Chrom/);
+  const { targetInfos } = await cdp.send('Target.getTargets');
+  assert.ok(targetInfos.some((t) => t.type === 'page'), 'the browser session lists pages');
+  await cdp.detach();
+  assert.equal((await browser.pages()).length > 0, true, 'the connection still works');
+});
+
 test('tracing', opts, () => withPage(async (page) => {
   await page.tracing.start({ screenshots: true });
   await page.goto(site + '/form');
