@@ -5,8 +5,10 @@ import (
 	"strings"
 
 	"github.com/chromedp/cdproto"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 
 	"github.com/livetab/livetab/internal/wire"
+	"github.com/livetab/livetab/policy"
 )
 
 // Request interception (the Fetch domain) belongs to one client per
@@ -39,6 +41,12 @@ func (r *Relay) fetchHolder(t *tab, sid string) **Client {
 func (c *Client) fetchCommand(m *cdproto.Message, t *tab, sid string, s *session) {
 	r := c.r
 	replySID := m.SessionID
+	if m.Method == cdproto.CommandFetchContinueRequest {
+		if err := c.checkRewrite(m); err != nil {
+			c.failErr(m.ID, replySID, err)
+			return
+		}
+	}
 	r.mu.Lock()
 	h := r.fetchHolder(t, sid)
 	var holder *Client
@@ -62,6 +70,35 @@ func (c *Client) fetchCommand(m *cdproto.Message, t *tab, sid string, s *session
 	}
 	r.mu.Unlock()
 	c.forward(m, t, sid, s)
+}
+
+// checkRewrite refuses a Fetch.continueRequest that sends a request of a
+// client with a policy to another URL where its policy does not let it
+// go. Chrome sends the rewritten request past the extension's rules, which
+// saw only the URL first asked for: a page of an allowed site read a
+// private address's answer (TestRedTeamFetchRewriteKeepsThePolicy). With
+// the client's domains the relay checks the new URL itself; a name's
+// address it cannot check before Chrome resolves it, so a client kept off
+// private addresses may not rewrite at all.
+func (c *Client) checkRewrite(m *cdproto.Message) error {
+	var p struct {
+		URL string `json:"url"`
+	}
+	if jsonv2.Unmarshal(m.Params, &p, wire.Options) != nil || p.URL == "" {
+		return nil // Chrome answers for bad params; no url is no rewrite
+	}
+	c.r.mu.Lock()
+	set, domains, offPrivate := c.pol.set, c.pol.domains, c.pol.params.BlockPrivate
+	c.r.mu.Unlock()
+	switch {
+	case !set:
+		return nil
+	case offPrivate:
+		return &cdproto.Error{Code: -32000, Message: "livetab refuses Fetch.continueRequest with a url to a connection kept off private addresses (Livetab.setPolicy blockPrivate): Chrome sends the rewritten request past the rules that hold this connection's requests; continue it without url, or answer it with Fetch.fulfillRequest"}
+	case len(domains) > 0 && !policy.MatchURL(p.URL, domains):
+		return &cdproto.Error{Code: -32000, Message: fmt.Sprintf("livetab policy: Fetch.continueRequest to %.200s, outside the domains livetab may use (%s): continue the request without url, or to a URL of those domains", p.URL, strings.Join(domains, ", "))}
+	}
+	return nil
 }
 
 // fetchEvent reports the events of held requests, which go to the holder
