@@ -527,11 +527,13 @@ func (c *Client) attachToTarget(ctx context.Context, m *cdproto.Message, sid tar
 			c.failErr(m.ID, sid, err)
 			return
 		}
-		if !attachable(t.info.URL) {
-			c.fail(m.ID, sid, -32000, fmt.Sprintf("livetab: Chrome does not let extensions debug %s (tab %d)", t.info.URL, t.id))
+		// The policy first: its refusal names no URL the client may not
+		// know.
+		if c.refuseAttach(m, sid, t) {
 			return
 		}
-		if c.refuseAttach(m, sid, t) {
+		if !attachable(t.info.URL) {
+			c.fail(m.ID, sid, -32000, fmt.Sprintf("livetab: Chrome does not let extensions debug %s (tab %d)", t.info.URL, t.id))
 			return
 		}
 		if err := r.ensureAttached(ctx, t); err != nil {

@@ -271,9 +271,21 @@ func (c *Client) refusal(t *tab) string {
 		return fmt.Sprintf("tab %d is not shared with livetab: the person can share it by clicking the livetab icon on that tab", t.id)
 	}
 	if !policy.MatchURL(t.info.URL, c.pol.domains) {
-		return fmt.Sprintf("tab %d is at %s, outside the domains livetab may use (%s)", t.id, t.info.URL, strings.Join(c.pol.domains, ", "))
+		return c.outside(t, t.info.URL)
 	}
 	return ""
+}
+
+// outside says that t is at url, outside c's domains. It names the URL
+// only on c's own tab: another's URL outside the domains is what the
+// policy keeps from c (a token, a mailbox), error texts included (red
+// team: an attach and a session's end told the person's URL). Call with
+// r.mu held.
+func (c *Client) outside(t *tab, url string) string {
+	if t.creator == c {
+		return fmt.Sprintf("tab %d is at %s, outside the domains livetab may use (%s)", t.id, url, strings.Join(c.pol.domains, ", "))
+	}
+	return fmt.Sprintf("tab %d is at a page outside the domains livetab may use (%s)", t.id, strings.Join(c.pol.domains, ", "))
 }
 
 // mayUse reports whether a shared-only client may use t: the person shared
@@ -342,9 +354,44 @@ func (c *Client) refuseURL(m *cdproto.Message, reply target.SessionID) bool {
 // longer allows it (it left their domains, or the person stopped sharing
 // it), and only theirs. Call with r.mu held.
 func (r *Relay) enforcePolicies(t *tab) {
+	r.endRefused(t, func(c *Client) string { return c.refusal(t) })
+}
+
+// navigatingTo ends, as a navigation of t's main frame starts toward url
+// (or is redirected there), the sessions on t of the clients held to
+// domains that url is outside, t not being theirs. Chrome tells of the
+// navigation (Page.frameStartedNavigating, the document's Network events)
+// before it commits, when enforcePolicies acts: an agent on the person's
+// tab heard where another program, or the person, took it (red team).
+// A navigation that then does not commit (a download, a 204) has ended
+// the session all the same: the client attaches again. Call with r.mu
+// held.
+func (r *Relay) navigatingTo(t *tab, url string) {
+	r.endRefused(t, func(c *Client) string {
+		if !c.pol.set || len(c.pol.domains) == 0 || t.creator == c || policy.MatchURL(url, c.pol.domains) {
+			return ""
+		}
+		return fmt.Sprintf("tab %d is going to a page outside the domains livetab may use (%s)", t.id, strings.Join(c.pol.domains, ", "))
+	})
+}
+
+// watchesLeaving reports whether a session on t is of a client that
+// navigatingTo may end. Call with r.mu held.
+func (r *Relay) watchesLeaving(t *tab) bool {
+	for _, s := range t.sessions {
+		if c := s.client; c.pol.set && len(c.pol.domains) > 0 && t.creator != c {
+			return true
+		}
+	}
+	return false
+}
+
+// endRefused ends the sessions on t, and on its frames, of the clients
+// refusal gives a reason for, telling each why. Call with r.mu held.
+func (r *Relay) endRefused(t *tab, refusal func(*Client) string) {
 	ended := false
 	end := func(s *session) {
-		why := s.client.refusal(t)
+		why := refusal(s.client)
 		if why == "" {
 			return
 		}
@@ -462,7 +509,7 @@ func (c *Client) refuseHistoryEntry(m *cdproto.Message, t *tab, sid string) bool
 			if policy.MatchURL(e.URL, domains) {
 				return false
 			}
-			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s refused: history entry %d of tab %d is at %s, outside the domains livetab may use (%s)", m.Method, p.EntryID, t.id, e.URL, strings.Join(domains, ", ")))
+			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s refused: history entry %d of tab %d is at a page outside the domains livetab may use (%s)", m.Method, p.EntryID, t.id, strings.Join(domains, ", ")))
 			return true
 		}
 	}

@@ -70,7 +70,7 @@ func (c *Client) refuseFrame(m *cdproto.Message, t *tab, sid string) bool {
 	if frameAllowed(url, domains) {
 		return false
 	}
-	c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s refused: the frame is at %s, outside the domains livetab may use (%s); its page may show it, but this client may not read or drive it", m.Method, url, strings.Join(domains, ", ")))
+	c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s refused: the frame is at a page outside the domains livetab may use (%s); its page may show where, but this client may not read or drive it", m.Method, strings.Join(domains, ", ")))
 	return true
 }
 

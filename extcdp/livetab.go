@@ -56,7 +56,7 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 		var id target.ID
 		var best int64
 		for _, t := range r.tabs {
-			if t.info.Active && t.targetID != "" && c.sees(t) && t.id > best {
+			if t.info.Active && t.targetID != "" && c.lists(t) && t.id > best {
 				id, best = t.targetID, t.id
 			}
 		}

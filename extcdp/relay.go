@@ -318,6 +318,10 @@ type tab struct {
 	// aborted: the main frame started a navigation that ends the debugger's
 	// session (reattach.go).
 	aborted *abortedNav
+	// navRequest is the request of the main frame's document that a
+	// client held to domains may not follow outside them (navigatingTo):
+	// its id and URL, to read a redirect's Location by.
+	navRequest [2]string
 	// guard ends a script left behind that holds the page (guard.go).
 	guard guardState
 }
@@ -764,9 +768,21 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 		if c == nil {
 			defer r.loadSeenAgain(t, f.Params)
 		}
-	case cdproto.EventPageFrameStartedNavigating:
-		if c == nil {
+	case cdproto.EventPageFrameStartedNavigating, cdproto.EventPageFrameRequestedNavigation, eventPageFrameScheduledNavigation, cdproto.EventNetworkRequestWillBeSent:
+		if c == nil && method == cdproto.EventPageFrameStartedNavigating {
 			r.navStarted(t, f.Params)
+		}
+		if c == nil && r.watchesLeaving(t) {
+			if u := mainNavURL(t, method, f.Params); u != "" {
+				r.navigatingTo(t, u)
+			}
+		}
+	case cdproto.EventNetworkResponseReceivedExtraInfo:
+		// A redirect's Location can come before the request it starts.
+		if c == nil && r.watchesLeaving(t) {
+			if u := redirectURL(t, f.Params); u != "" {
+				r.navigatingTo(t, u)
+			}
 		}
 	case cdproto.EventDOMDocumentUpdated:
 		doc.result = nil
