@@ -494,7 +494,7 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		c.reply(m.ID, replySID, nil)
 		return
 	}
-	if c.guardCommand(m, t, sid) {
+	if c.guardCommand(m, t, sid) || c.keepOthersFrames(m, t, sid) {
 		return
 	}
 	r.mu.Lock()
