@@ -364,11 +364,12 @@ func (r *Relay) enforcePolicies(t *tab) {
 // before it commits, when enforcePolicies acts: an agent on the person's
 // tab heard where another program, or the person, took it (red team).
 // A navigation that then does not commit (a download, a 204) has ended
-// the session all the same: the client attaches again. Call with r.mu
-// held.
+// the session all the same: the client attaches again. A client that
+// guards the tab's loads itself (GuardsLoads, holding its Fetch) decides
+// the navigation: it stays until a commit outside. Call with r.mu held.
 func (r *Relay) navigatingTo(t *tab, url string) {
 	r.endRefused(t, func(c *Client) string {
-		if !c.pol.set || len(c.pol.domains) == 0 || t.creator == c || policy.MatchURL(url, c.pol.domains) {
+		if !c.pol.set || len(c.pol.domains) == 0 || t.creator == c || c.pol.guards && t.fetch == c || policy.MatchURL(url, c.pol.domains) {
 			return ""
 		}
 		return fmt.Sprintf("tab %d is going to a page outside the domains livetab may use (%s)", t.id, strings.Join(c.pol.domains, ", "))
