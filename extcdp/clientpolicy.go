@@ -357,36 +357,6 @@ func (r *Relay) enforcePolicies(t *tab) {
 	r.endRefused(t, func(c *Client) string { return c.refusal(t) })
 }
 
-// navigatingTo ends, as a navigation of t's main frame starts toward url
-// (or is redirected there), the sessions on t of the clients held to
-// domains that url is outside, t not being theirs. Chrome tells of the
-// navigation (Page.frameStartedNavigating, the document's Network events)
-// before it commits, when enforcePolicies acts: an agent on the person's
-// tab heard where another program, or the person, took it (red team).
-// A navigation that then does not commit (a download, a 204) has ended
-// the session all the same: the client attaches again. A client that
-// guards the tab's loads itself (GuardsLoads, holding its Fetch) decides
-// the navigation: it stays until a commit outside. Call with r.mu held.
-func (r *Relay) navigatingTo(t *tab, url string) {
-	r.endRefused(t, func(c *Client) string {
-		if !c.pol.set || len(c.pol.domains) == 0 || t.creator == c || c.pol.guards && t.fetch == c || policy.MatchURL(url, c.pol.domains) {
-			return ""
-		}
-		return fmt.Sprintf("tab %d is going to a page outside the domains livetab may use (%s)", t.id, strings.Join(c.pol.domains, ", "))
-	})
-}
-
-// watchesLeaving reports whether a session on t is of a client that
-// navigatingTo may end. Call with r.mu held.
-func (r *Relay) watchesLeaving(t *tab) bool {
-	for _, s := range t.sessions {
-		if c := s.client; c.pol.set && len(c.pol.domains) > 0 && t.creator != c {
-			return true
-		}
-	}
-	return false
-}
-
 // endRefused ends the sessions on t, and on its frames, of the clients
 // refusal gives a reason for, telling each why. Call with r.mu held.
 func (r *Relay) endRefused(t *tab, refusal func(*Client) string) {

@@ -2,7 +2,6 @@ package extcdp
 
 import (
 	"context"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -190,72 +189,6 @@ func (r *Relay) toTab(id int64, method cdproto.MethodType, params jsonv2.Value) 
 	for _, s := range t.sessions {
 		s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: params})
 	}
-}
-
-// eventPageFrameScheduledNavigation is deprecated in CDP, and gone from
-// cdproto, but Chrome still sends it, with the URL a script sends the page
-// to.
-const eventPageFrameScheduledNavigation cdproto.MethodType = "Page.frameScheduledNavigation"
-
-// mainNavURL is the URL a navigation of t's main frame is going to, from
-// an event of t's own attachment that tells of it before it commits: ""
-// when the event is of another frame or request, or opens a new tab. It
-// notes the document's request, for redirectURL.
-func mainNavURL(t *tab, method cdproto.MethodType, params jsonv2.Value) string {
-	var p struct {
-		FrameID     string `json:"frameId"`
-		URL         string `json:"url"`
-		Disposition string `json:"disposition"`
-		Type        string `json:"type"`
-		RequestID   string `json:"requestId"`
-		Request     struct {
-			URL string `json:"url"`
-		} `json:"request"`
-	}
-	if jsonv2.Unmarshal(params, &p, wire.Options) != nil || p.FrameID != string(t.targetID) || strings.HasPrefix(strings.ToLower(p.URL), "javascript:") {
-		return "" // a javascript: URL runs in the page, which stays
-	}
-	switch method {
-	case cdproto.EventNetworkRequestWillBeSent:
-		if p.Type == "Document" {
-			t.navRequest = [2]string{p.RequestID, p.Request.URL}
-			return p.Request.URL
-		}
-	case cdproto.EventPageFrameRequestedNavigation:
-		if p.Disposition == "" || p.Disposition == "currentTab" {
-			return p.URL
-		}
-	default:
-		return p.URL
-	}
-	return ""
-}
-
-// redirectURL is where a redirect of the main frame's document request
-// sends it, from the response's Network.responseReceivedExtraInfo: "" for
-// another request or no redirect.
-func redirectURL(t *tab, params jsonv2.Value) string {
-	var p struct {
-		RequestID string            `json:"requestId"`
-		Headers   map[string]string `json:"headers"`
-	}
-	if t.navRequest[0] == "" || jsonv2.Unmarshal(params, &p, wire.Options) != nil || p.RequestID != t.navRequest[0] {
-		return ""
-	}
-	for k, v := range p.Headers {
-		if strings.EqualFold(k, "location") {
-			base, err := url.Parse(t.navRequest[1])
-			if err != nil {
-				return v
-			}
-			to, err := base.Parse(v)
-			if err != nil {
-				return v
-			}
-			return to.String()
-		}
-	}
-	return ""
 }
 
 // abortedNav is a main-frame navigation to a scheme Chrome hands to another
