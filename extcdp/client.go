@@ -661,6 +661,21 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 			}
 		}
 	}
+	if m.Method == cdproto.CommandPageGetNavigationHistory {
+		r.mu.Lock()
+		domains := c.pol.domains
+		redact := c.pol.set && len(domains) > 0 && t.creator != c
+		r.mu.Unlock()
+		if redact {
+			next := done
+			done = func(rep *wire.Frame, err error) {
+				if err == nil && rep.Error == nil {
+					rep.Result = redactHistory(rep.Result, domains)
+				}
+				next(rep, err)
+			}
+		}
+	}
 	if m.Method == cdproto.CommandDOMGetDocument && s != nil {
 		var cached jsonv2.Value
 		if params, done, cached = c.getDocument(s, params, done); cached != nil {

@@ -111,3 +111,54 @@ func redirectURL(t *tab, params jsonv2.Value) string {
 	}
 	return ""
 }
+
+// redactHistory blanks the URLs and titles of the entries outside domains
+// in a Page.getNavigationHistory result: on the person's tab they are the
+// person's pages, a token or an inbox's first line (red team: the page
+// before an allowed one, read whole). The ids stay, so that a client's
+// goBack finds its entry; refuseHistoryEntry refuses one outside.
+func redactHistory(res jsonv2.Value, domains []string) jsonv2.Value {
+	var h map[string]jsonv2.Value
+	var entries []map[string]jsonv2.Value
+	if jsonv2.Unmarshal(res, &h, wire.Options) != nil || jsonv2.Unmarshal(h["entries"], &entries, wire.Options) != nil {
+		return jsonv2.Value(`{"currentIndex":0,"entries":[]}`)
+	}
+	for _, e := range entries {
+		var u string
+		jsonv2.Unmarshal(e["url"], &u, wire.Options)
+		if !policy.MatchURL(u, domains) {
+			e["url"], e["userTypedURL"], e["title"] = jsonv2.Value(`""`), jsonv2.Value(`""`), jsonv2.Value(`""`)
+		}
+	}
+	h["entries"], _ = jsonv2.Marshal(entries, wire.Options)
+	out, _ := jsonv2.Marshal(h, wire.Options)
+	return out
+}
+
+// popupURL is the URL of the new tab an event of a page tells of
+// (Page.windowOpen, a Page.frameRequestedNavigation that opens a tab), ""
+// for other events. A client held to domains hears nothing of that tab
+// when the URL is outside them, and must not hear it from its opener
+// (red team: window.open and a form with target=_blank, 3 of 3).
+func popupURL(method cdproto.MethodType, params jsonv2.Value) string {
+	if method != cdproto.EventPageWindowOpen && method != cdproto.EventPageFrameRequestedNavigation {
+		return ""
+	}
+	var p struct {
+		URL         string `json:"url"`
+		Disposition string `json:"disposition"`
+	}
+	if jsonv2.Unmarshal(params, &p, wire.Options) != nil {
+		return ""
+	}
+	if method == cdproto.EventPageFrameRequestedNavigation && (p.Disposition == "" || p.Disposition == "currentTab") {
+		return "" // navigatingTo's, for the main frame
+	}
+	return p.URL
+}
+
+// hidesPopup reports whether an event telling of a new tab at url (from
+// popupURL) is kept from c, on t. Call with r.mu held.
+func (c *Client) hidesPopup(t *tab, url string) bool {
+	return url != "" && c.pol.set && len(c.pol.domains) > 0 && t.creator != c && !policy.MatchURL(url, c.pol.domains)
+}

@@ -835,11 +835,12 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 	if c != nil {
 		holder = c.fetch
 	}
+	popup := popupURL(method, f.Params)
 	if c == nil {
 		restored := bfcacheRestored(method, f.Params)
 		toAll := r.onGuardEvent(t, "", method)
 		for _, s := range t.sessions {
-			if !fetchTo(method, holder, s.client) || !toAll && !t.guard.users[s.client] {
+			if !fetchTo(method, holder, s.client) || !toAll && !t.guard.users[s.client] || s.client.hidesPopup(t, popup) {
 				continue
 			}
 			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
@@ -862,7 +863,7 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 		if guarded && !c.guard.users[s.client] {
 			continue
 		}
-		if fetchTo(method, holder, s.client) && s.client.hearsFrame(c, method) {
+		if fetchTo(method, holder, s.client) && s.client.hearsFrame(c, method) && !s.client.hidesPopup(t, popup) {
 			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
 			if attached != nil {
 				attached.toldTo(s)
@@ -874,7 +875,7 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 		if guarded && !c.guard.users[s.client] {
 			continue
 		}
-		if !containsClient(done, s.client) && fetchTo(method, holder, s.client) && s.client.hearsFrame(c, method) {
+		if !containsClient(done, s.client) && fetchTo(method, holder, s.client) && s.client.hearsFrame(c, method) && !s.client.hidesPopup(t, popup) {
 			done = append(done, s.client)
 			s.client.deliver(&cdproto.Message{SessionID: target.SessionID(c.sid), Method: method, Params: f.Params})
 			if attached != nil {
