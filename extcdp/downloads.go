@@ -106,6 +106,11 @@ type download struct {
 	tab   *tab
 	url   string
 	begun bool // Browser.downloadWillBegin sent
+	// suggested is the name Chrome suggested (Page.downloadWillBegin):
+	// the name in the client's directory, as Chrome gives it there. The
+	// file in the Downloads folder may have another, "report (1).bin",
+	// when the folder had one of that name already.
+	suggested string
 	// origin is the origin an http(s) URL of Livetab.downloadBlob must
 	// end at: a download redirected elsewhere is canceled and its file
 	// removed, so that a client gets no other origin's bytes.
@@ -397,7 +402,10 @@ func (r *Relay) downloadDest(dl *download) string {
 	if dl.tab == nil || dl.unsure {
 		return ""
 	}
-	name := baseName(dl.info.Filename)
+	name := baseName(dl.suggested)
+	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, 0) {
+		name = unnumbered(dl.info.Filename)
+	}
 	dest := func(b downloadBehavior) string {
 		if b.byGUID {
 			return filepath.Join(b.dir, dl.guid)
@@ -555,7 +563,8 @@ func (r *Relay) onPageDownload(t *tab, method cdproto.MethodType, params jsonv2.
 		if jsonv2.Unmarshal(params, &p, wire.Options) != nil || r.downloads.byGUID[p.GUID] != nil {
 			return // told by the tab and by a frame's own session
 		}
-		if r.downloads.joinedByReferrer(t, p.URL) {
+		if dl := r.downloads.joinedByReferrer(t, p.URL); dl != nil {
+			dl.suggested = p.SuggestedFilename
 			return // begun and handled already: one download, not two
 		}
 		frame := r.frameOf(t, p.FrameID)
@@ -565,7 +574,7 @@ func (r *Relay) onPageDownload(t *tab, method cdproto.MethodType, params jsonv2.
 		} else {
 			dl.unsure = true
 		}
-		dl.guid, dl.tab, dl.frame = p.GUID, t, frame
+		dl.guid, dl.tab, dl.frame, dl.suggested = p.GUID, t, frame, p.SuggestedFilename
 		r.downloads.byGUID[p.GUID] = dl
 		r.downloads.track(dl)
 		r.beginDownload(dl, p.FrameID, p.SuggestedFilename)
@@ -712,15 +721,15 @@ func (r *Relay) referredTab(id int64) *tab {
 // joinedByReferrer reports whether a download of url that t tells of now
 // is one the relay joined to t by its referrer before (referredTab), and
 // notes that it was told. Call with r.mu held.
-func (d *downloadState) joinedByReferrer(t *tab, url string) bool {
+func (d *downloadState) joinedByReferrer(t *tab, url string) *download {
 	now := time.Now()
 	for _, dl := range d.byChrome {
 		if dl.from == t && !dl.told && dl.url == url && now.Sub(dl.heard) <= linkTabWindow {
 			dl.told = true
-			return true
+			return dl
 		}
 	}
-	return false
+	return nil
 }
 
 // A page of a client's tab can open a popup, which is the client's too
@@ -996,6 +1005,28 @@ func baseName(path string) string {
 	return path
 }
 
+// unnumbered is the name of the file at path without the " (N)" Chrome
+// adds to a name taken in its Downloads folder, when the file of that name
+// is there beside it: the name Chrome suggested, for a download no
+// session told of (only chrome.downloads did, with the path it wrote).
+func unnumbered(path string) string {
+	name := baseName(path)
+	ext := filepath.Ext(name)
+	stem := strings.TrimSuffix(name, ext)
+	i := strings.LastIndex(stem, " (")
+	if i <= 0 || !strings.HasSuffix(stem, ")") {
+		return name
+	}
+	if _, err := strconv.Atoi(stem[i+2 : len(stem)-1]); err != nil {
+		return name
+	}
+	orig := stem[:i] + ext
+	if _, err := os.Stat(filepath.Join(filepath.Dir(path), orig)); err != nil {
+		return name
+	}
+	return orig
+}
+
 // The tab-level download events, deprecated in CDP (and gone from cdproto)
 // but still what Chrome sends on a tab session.
 const (
@@ -1058,7 +1089,7 @@ func (c *Client) downloadBlob(ctx context.Context, m *cdproto.Message, sid targe
 	}
 	var id [16]byte
 	rand.Read(id[:])
-	dl := &download{guid: "livetab-blob-" + hex.EncodeToString(id[:]), url: p.URL, tab: t, origin: originOf(p.URL)}
+	dl := &download{guid: "livetab-blob-" + hex.EncodeToString(id[:]), url: p.URL, tab: t, origin: originOf(p.URL), suggested: name}
 	r.mu.Lock()
 	r.downloads.init()
 	if wait, ok := r.downloads.admit(dl, time.Now()); !ok {
