@@ -78,6 +78,7 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		r.mu.Lock()
 		known := c.contexts[p.BrowserContextID]
 		delete(c.contexts, p.BrowserContextID)
+		delete(c.heldCookies, p.BrowserContextID)
 		var tabs []int64
 		for _, t := range r.tabs {
 			if known && t.context == p.BrowserContextID && t.created && !t.closed {
@@ -469,7 +470,12 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 	if r.lostCreates > 0 {
 		r.goWork(clientTimeout, func(ctx context.Context) { r.refreshTabs(ctx) })
 	}
+	held := c.heldCookies[p.BrowserContextID]
+	delete(c.heldCookies, p.BrowserContextID)
 	r.mu.Unlock()
+	if held != nil {
+		c.setHeldCookies(ctx, t, held)
+	}
 	c.reply(m.ID, sid, &target.CreateTargetResult{TargetID: t.targetID})
 }
 

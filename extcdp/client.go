@@ -78,6 +78,9 @@ type Client struct {
 	// contexts are the browser contexts the client made: groups of tabs
 	// in the user's one profile (see browserCommand).
 	contexts map[cdp.BrowserContextID]bool
+	// heldCookies are the cookies set for a browser context before any
+	// page of it was open, held for its first (contextcookies.go).
+	heldCookies map[cdp.BrowserContextID][]jsonv2.Value
 	// livetabEvents: the client asked for the Livetab domain's events
 	// (Livetab.enable); under the relay's mu.
 	livetabEvents bool

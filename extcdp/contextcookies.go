@@ -23,7 +23,9 @@ import (
 // opened in that context (what Network.getCookies of each page's URL
 // gives, within the client's domains), and sets cookies through one of
 // those pages, as Network.setCookies on its session would, domain policy
-// included. Storage.clearCookies stays refused (browserLevelRefused):
+// included; set before the context has a page (Playwright's
+// newContext({storageState}) does), they are held for its first page.
+// Storage.clearCookies stays refused (browserLevelRefused):
 // Playwright clears all, then sets back what its filter keeps.
 
 // ownPages lists the attached tabs c opened in the browser context ctxID
@@ -58,7 +60,7 @@ func (c *Client) contextCookies(ctx context.Context, m *cdproto.Message, sid tar
 	}
 	pages := c.ownPages(p.BrowserContextID)
 	if m.Method == cdproto.CommandStorageSetCookies {
-		c.setContextCookies(ctx, m, sid, pages, p.Cookies)
+		c.setContextCookies(ctx, m, sid, p.BrowserContextID, pages, p.Cookies)
 		return true
 	}
 	domains := c.heldDomains()
@@ -100,7 +102,7 @@ func (c *Client) contextCookies(ctx context.Context, m *cdproto.Message, sid tar
 	return true
 }
 
-func (c *Client) setContextCookies(ctx context.Context, m *cdproto.Message, sid target.SessionID, pages []*tab, cookies []jsonv2.Value) {
+func (c *Client) setContextCookies(ctx context.Context, m *cdproto.Message, sid target.SessionID, ctxID cdp.BrowserContextID, pages []*tab, cookies []jsonv2.Value) {
 	params, _ := jsonv2.Marshal(map[string][]jsonv2.Value{"cookies": cookies}, wire.Options)
 	// The domain policy of Network.setCookies on a page's session, the
 	// refusal answering m.
@@ -108,7 +110,27 @@ func (c *Client) setContextCookies(ctx context.Context, m *cdproto.Message, sid 
 		return
 	}
 	if len(pages) == 0 {
-		c.fail(m.ID, sid, -32000, "livetab sets a context's cookies through a page you opened in it, and this context has none: open a page first (Playwright: await context.newPage(), then addCookies)")
+		// Playwright's newContext({storageState}) sets them before any
+		// page can be open: they are held for the context's first page,
+		// set through it before its createTarget is answered.
+		r := c.r
+		r.mu.Lock()
+		n := len(cookies)
+		for _, held := range c.heldCookies {
+			n += len(held)
+		}
+		if n <= maxHeldCookies {
+			if c.heldCookies == nil {
+				c.heldCookies = map[cdp.BrowserContextID][]jsonv2.Value{}
+			}
+			c.heldCookies[ctxID] = append(c.heldCookies[ctxID], cookies...)
+		}
+		r.mu.Unlock()
+		if n > maxHeldCookies {
+			c.fail(m.ID, sid, -32000, fmt.Sprintf("livetab holds at most %d cookies for contexts with no page open yet: open a page in the context first (Playwright: await context.newPage(), then addCookies)", maxHeldCookies))
+			return
+		}
+		c.reply(m.ID, sid, nil)
 		return
 	}
 	if _, err := c.tabCallWait(ctx, pages[0], cdproto.CommandNetworkSetCookies, params); err != nil {
@@ -116,6 +138,25 @@ func (c *Client) setContextCookies(ctx context.Context, m *cdproto.Message, sid 
 		return
 	}
 	c.reply(m.ID, sid, nil)
+}
+
+// maxHeldCookies bounds the cookies a client may have held for pages not
+// yet open: a storage state holds tens, a program that never opens the
+// page must not grow the relay.
+const maxHeldCookies = 2000
+
+// setHeldCookies sets, through t, the first page of its context, the
+// cookies held for that context. They were checked against the client's
+// policy when set; Chrome may still refuse one, which the log tells.
+func (c *Client) setHeldCookies(ctx context.Context, t *tab, cookies []jsonv2.Value) {
+	params, _ := jsonv2.Marshal(map[string][]jsonv2.Value{"cookies": cookies}, wire.Options)
+	err := c.r.ensureAttached(ctx, t)
+	if err == nil {
+		_, err = c.tabCallWait(ctx, t, cdproto.CommandNetworkSetCookies, params)
+	}
+	if err != nil {
+		c.r.log.Warn("setting the cookies held for a context through its first page", "tab", t.id, "cookies", len(cookies), "err", err)
+	}
 }
 
 // tabCallWait is tabCall, waited for.

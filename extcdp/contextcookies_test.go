@@ -10,20 +10,27 @@ import (
 // TestContextCookiesAreTheClientsPages: Storage.getCookies and
 // setCookies at the browser level (Playwright's context.cookies and
 // addCookies) read the cookies of the client's own pages only, and set
-// none outside a client's domains.
+// none outside a client's domains. Set before any page is open (Playwright's
+// newContext({storageState})), they are held for the first one.
 func TestContextCookiesAreTheClientsPages(t *testing.T) {
 	a := dialRaw(t)
-	// With no page of its own, nothing to read, nowhere to set.
+	// With no page of its own, nothing to read; what it sets waits for its
+	// first page.
 	if got := string(a.must("", "Storage.getCookies", nil)); got != `{"cookies":[]}` {
 		t.Errorf("Storage.getCookies with no page: %s", got)
 	}
-	if _, err := a.call("", "Storage.setCookies", map[string]any{"cookies": []map[string]any{{"name": "c", "value": "v", "url": site.URL}}}); err == nil || !strings.Contains(err.Error(), "open a page first") {
-		t.Errorf("Storage.setCookies with no page: %v, want 'open a page first'", err)
-	}
 	a.must("", "Livetab.setPolicy", map[string]any{"domains": []string{"127.0.0.1"}})
-	id := field(a.must("", "Target.createTarget", map[string]any{"url": site.URL + "/form"}), "targetId")
+	if _, err := a.call("", "Storage.setCookies", map[string]any{"cookies": []map[string]any{{"name": "out", "value": "v", "url": "http://other.test/"}}}); err == nil || !strings.Contains(err.Error(), "outside the domains") {
+		t.Errorf("Storage.setCookies with no page, of a site outside the domains: %v, want refused", err)
+	}
+	a.must("", "Storage.setCookies", map[string]any{"cookies": []map[string]any{{"name": "held", "value": "v", "url": site.URL}}})
+	id := field(a.must("", "Target.createTarget", map[string]any{"url": "about:blank"}), "targetId")
 	s := field(a.must("", "Target.attachToTarget", map[string]any{"targetId": id, "flatten": true}), "sessionId")
-	a.must(s, "Runtime.evaluate", map[string]any{"expression": "1"})
+	a.navigate(s, site.URL+"/form")
+	if got := a.eval(s, "document.cookie"); !strings.Contains(got, "held=v") {
+		t.Errorf("the cookie set before any page was open is not the first page's: %q", got)
+	}
+	a.must(s, "Network.deleteCookies", map[string]any{"name": "held", "url": site.URL})
 
 	if _, err := a.call("", "Storage.setCookies", map[string]any{"cookies": []map[string]any{{"name": "out", "value": "v", "url": "http://other.test/"}}}); err == nil || !strings.Contains(err.Error(), "outside the domains") {
 		t.Errorf("Storage.setCookies of a site outside the domains: %v, want refused", err)

@@ -135,16 +135,34 @@ test('context cookies and storageState: the client\'s own pages\'', opts, () => 
   await cdp.detach();
 }));
 
-test('cookies of a new context: a page first, then its cookies', opts, async () => {
+test('cookies of a new context: held for its first page', opts, async () => {
   const ctx = await browser.newContext();
   try {
-    await assert.rejects(ctx.addCookies([{ name: 'newctx', value: 'v', url: site }]), /open a page first/);
+    await ctx.addCookies([{ name: 'early', value: 'v', url: site }]);
     assert.deepEqual(await ctx.cookies(), []);
     const page = await ctx.newPage();
     await page.goto(site + '/form');
+    assert.match(await page.evaluate(() => document.cookie), /early=v/);
+    await page.evaluate(() => { document.cookie = 'early=; max-age=0'; });
     await ctx.addCookies([{ name: 'newctx', value: 'v', url: site }]);
     assert.ok((await ctx.cookies(site)).some((c) => c.name === 'newctx'));
     await page.evaluate(() => { document.cookie = 'newctx=; max-age=0'; });
+  } finally {
+    await ctx.close();
+  }
+});
+
+test('newContext({storageState}) sets its cookies and localStorage', opts, async () => {
+  const ctx = await browser.newContext({ storageState: {
+    cookies: [{ name: 'fromstate', value: 's1', domain: new URL(site).hostname, path: '/', expires: -1, httpOnly: false, secure: false, sameSite: 'Lax' }],
+    origins: [{ origin: site, localStorage: [{ name: 'k', value: 'from state' }] }],
+  } });
+  try {
+    const page = await ctx.newPage();
+    await page.goto(site + '/form');
+    assert.match(await page.evaluate(() => document.cookie), /fromstate=s1/);
+    assert.equal(await page.evaluate(() => localStorage.getItem('k')), 'from state');
+    await page.evaluate(() => { document.cookie = 'fromstate=; max-age=0'; localStorage.removeItem('k'); });
   } finally {
     await ctx.close();
   }
