@@ -17,15 +17,21 @@ import (
 //
 // With Page on, the name is the one Page.downloadWillBegin suggests; with
 // no session told of it, Chrome's " (N)" is taken off the name it wrote.
+// A page that names its file "x (1).bin" itself keeps that name when Page
+// tells of it (red team: the relay took the number off).
 func TestDownloadKeepsItsNameInTheClientsDirectory(t *testing.T) {
-	for _, pageOn := range []bool{false, true} {
-		t.Run(fmt.Sprintf("page-on=%v", pageOn), func(t *testing.T) { downloadKeepsItsName(t, pageOn) })
+	for _, tc := range []struct{ pageOn, numbered bool }{{false, false}, {true, false}, {true, true}} {
+		t.Run(fmt.Sprintf("page-on=%v/numbered=%v", tc.pageOn, tc.numbered), func(t *testing.T) { downloadKeepsItsName(t, tc.pageOn, tc.numbered) })
 	}
 }
 
-func downloadKeepsItsName(t *testing.T, pageOn bool) {
-	name := fmt.Sprintf("samename-%d.bin", time.Now().UnixNano())
+func downloadKeepsItsName(t *testing.T, pageOn, numbered bool) {
+	stem := fmt.Sprintf("samename-%d", time.Now().UnixNano())
+	name := stem + ".bin"
 	taken := filepath.Join(personsDownloads(), name)
+	if numbered {
+		name = stem + " (1).bin"
+	}
 	if err := os.MkdirAll(personsDownloads(), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +40,7 @@ func downloadKeepsItsName(t *testing.T, pageOn bool) {
 	}
 	t.Cleanup(func() {
 		os.Remove(taken)
-		landedNamed(name, 0)
+		landedNamed(stem, 0)
 	})
 	srv := loopbackServer(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/file" {

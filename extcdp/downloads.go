@@ -655,7 +655,12 @@ func (r *Relay) onExtDownload(info wire.DownloadInfo) {
 			dl.info = info
 			dl.guid = "livetab-download-" + strconv.FormatInt(info.ID, 10)
 			r.downloads.byGUID[dl.guid] = dl
-			r.beginDownload(dl, "", baseName(info.Filename))
+			// The name it is told by is the one it gets in the client's
+			// directory (downloadDest).
+			if info.Filename != "" {
+				dl.suggested = unnumbered(info.Filename)
+			}
+			r.beginDownload(dl, "", dl.suggested)
 			if r.downloadDenied(dl) {
 				r.deny(dl)
 			}
@@ -1008,7 +1013,11 @@ func baseName(path string) string {
 // unnumbered is the name of the file at path without the " (N)" Chrome
 // adds to a name taken in its Downloads folder, when the file of that name
 // is there beside it: the name Chrome suggested, for a download no
-// session told of (only chrome.downloads did, with the path it wrote).
+// session told of (only chrome.downloads did, with the path it wrote). A
+// page that named its file "x (1).bin" itself, beside the person's x.bin,
+// is taken for Chrome's numbering: the relay cannot tell the two apart
+// without Page.downloadWillBegin, which a client that turns Page on in its
+// tab (chromedp, Playwright and Puppeteer all do) gets the name from.
 func unnumbered(path string) string {
 	name := baseName(path)
 	ext := filepath.Ext(name)
