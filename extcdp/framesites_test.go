@@ -158,3 +158,23 @@ func landedWhole(name string, d time.Duration) (complete, all []string) {
 	}
 	return complete, all
 }
+
+// personsTab opens url in a tab of the person's, closed when the test
+// ends, and gives the extension a moment to report it.
+func personsTab(t *testing.T, url string) string {
+	t.Helper()
+	id := userTab(t, url)
+	closeUserTab(t, id)
+	time.Sleep(500 * time.Millisecond)
+	return id
+}
+
+// denyingProgram is a program on the endpoint that denies downloads and
+// hears of them (Browser.setDownloadBehavior deny, eventsEnabled).
+func denyingProgram(t *testing.T) *rawClient {
+	t.Helper()
+	srv, tok := endpoint(t)
+	b := dialRawTo(t, srv, tok)
+	b.must("", "Browser.setDownloadBehavior", map[string]any{"behavior": "deny", "eventsEnabled": true})
+	return b
+}

@@ -1,7 +1,6 @@
 package extcdp_test
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -44,23 +43,8 @@ func TestRedTeamPersonsFrameDownloadStaysThePersons(t *testing.T) {
 				inner = s.c + "/inner?f=" + url.QueryEscape(s.c+"/file/"+name)
 				programURL = inner
 			}
-			u, err := env.User(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer u.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			person, err := u.OpenTab(ctx, s.b+"/top?f="+url.QueryEscape(inner))
-			if err != nil {
-				t.Fatal(err)
-			}
-			closeUserTab(t, person)
-			time.Sleep(500 * time.Millisecond)
-
-			srv, tok := endpoint(t)
-			b := dialRawTo(t, srv, tok)
-			b.must("", "Browser.setDownloadBehavior", map[string]any{"behavior": "deny", "eventsEnabled": true})
+			personsTab(t, s.b+"/top?f="+url.QueryEscape(inner))
+			b := denyingProgram(t)
 			tid, sid := b.open(programURL)
 			t.Cleanup(func() { b.call("", "Target.closeTarget", map[string]any{"targetId": tid}) })
 			b.must(sid, "Page.enable", nil)
@@ -104,23 +88,8 @@ func TestRedTeamHostileFrameDownloadBesideThePersonsTab(t *testing.T) {
 				inner = s.c + "/inner?f=" + url.QueryEscape(s.c+"/file/"+name)
 				personURL = inner
 			}
-			u, err := env.User(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer u.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			person, err := u.OpenTab(ctx, personURL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			closeUserTab(t, person)
-			time.Sleep(500 * time.Millisecond)
-
-			srv, tok := endpoint(t)
-			b := dialRawTo(t, srv, tok)
-			b.must("", "Browser.setDownloadBehavior", map[string]any{"behavior": "deny", "eventsEnabled": true})
+			personsTab(t, personURL)
+			b := denyingProgram(t)
 			tid, sid := b.open("about:blank")
 			t.Cleanup(func() { b.call("", "Target.closeTarget", map[string]any{"targetId": tid}) })
 			b.must(sid, "Page.enable", nil)
@@ -154,9 +123,7 @@ func TestRedTeamNestedNoReferrerAtOnce(t *testing.T) {
 	s := serveFrameSites(t)
 	name := fmt.Sprintf("rtnest-%d.bin", time.Now().UnixNano())
 	page := s.a + "/top?f=" + url.QueryEscape(s.c+"/mid?f="+url.QueryEscape(s.lh+"/inner?nr=1&now=1&n="+name))
-	srv, tok := endpoint(t)
-	b := dialRawTo(t, srv, tok)
-	b.must("", "Browser.setDownloadBehavior", map[string]any{"behavior": "deny", "eventsEnabled": true})
+	b := denyingProgram(t)
 	tid, sid := b.open("about:blank")
 	t.Cleanup(func() { b.call("", "Target.closeTarget", map[string]any{"targetId": tid}) })
 	b.must(sid, "Page.enable", nil)
