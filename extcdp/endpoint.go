@@ -453,7 +453,24 @@ func (e *endpoint) handle(c *Client, typ websocket.MessageType, data []byte, unl
 	}
 	m := new(cdproto.Message)
 	if err := jsonv2.Unmarshal(data, m, wire.Options); err != nil {
-		c.fail(0, "", -32700, "livetab: message is not a valid CDP command: "+err.Error())
+		// A command whose id reads but whose other fields don't (a
+		// number for a sessionId) is answered under its id, as Chrome
+		// does: a client waiting on that id would otherwise wait forever.
+		var probe struct {
+			ID *int64 `json:"id"`
+		}
+		id, code := int64(0), int64(-32700)
+		if jsonv2.Unmarshal(data, &probe, wire.Options) == nil {
+			code = -32600 // JSON, but not a command's shape
+			switch {
+			case probe.ID == nil || *probe.ID == zeroID:
+			case *probe.ID == 0:
+				id = zeroID
+			default:
+				id = *probe.ID
+			}
+		}
+		c.fail(id, "", code, "livetab: message is not a valid CDP command: "+err.Error())
 		return
 	}
 	if string(m.Params) == "null" {

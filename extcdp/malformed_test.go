@@ -38,6 +38,11 @@ func TestEndpointAnswersMalformedMessages(t *testing.T) {
 		{websocket.MessageText, `not json`, []string{`"code":-32700`}},
 		{websocket.MessageBinary, `{"id":8,"method":"Browser.getVersion"}`, []string{`"code":-32700`, "binary"}},
 		{websocket.MessageText, `{"id":9,"method":"Browser.getVersion","params":null}`, []string{`"id":9,`, `"result":{`}},
+		// The id reads but another field has the wrong type: the answer
+		// still carries the id the client waits on.
+		{websocket.MessageText, `{"id":10,"sessionId":1,"method":"Runtime.evaluate"}`, []string{`"id":10,`, `"code":-32600`}},
+		{websocket.MessageText, `{"id":11,"method":["Browser.getVersion"]}`, []string{`"id":11,`, `"code":-32600`}},
+		{websocket.MessageText, `{"id":0,"method":7}`, []string{`"id":0,`, `"code":-32600`}},
 	} {
 		if err := ws.Write(ctx, tc.typ, []byte(tc.send)); err != nil {
 			t.Fatal(err)
