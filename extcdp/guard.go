@@ -308,7 +308,7 @@ func (r *Relay) watch(ctx context.Context, t *tab, sid string, stop chan struct{
 		if r.pausedTooLong(ctx, t, sid) {
 			continue
 		}
-		if !r.answers(ctx, t, sid) && r.runsScript(ctx, t, sid) {
+		if r.heldPastBound(ctx, t, sid) {
 			r.endScript(ctx, t, sid)
 		}
 	}
@@ -337,6 +337,14 @@ func (r *Relay) pausedTooLong(ctx context.Context, t *tab, sid string) bool {
 	return true
 }
 
+// heldPastBound reports whether a script holds t's attachment sid past the
+// bound: no answer between tasks, a script (not a dialog) running, and, a
+// last look, still no answer: the script may have ended meanwhile, and a
+// pause would then end the next one.
+func (r *Relay) heldPastBound(ctx context.Context, t *tab, sid string) bool {
+	return !r.answers(ctx, t, sid) && r.runsScript(ctx, t, sid) && !r.answersWithin(ctx, t, sid, stillRunsWait)
+}
+
 // runsScriptWait is how long runsScript waits for the interrupt.
 const runsScriptWait = time.Second
 
@@ -355,14 +363,32 @@ func (r *Relay) runsScript(ctx context.Context, t *tab, sid string) bool {
 	return err == nil || wctx.Err() == nil
 }
 
-// answers reports whether t's renderer answers between tasks within the
-// bound; an error other than the wait (the tab went away) counts as an
+// guardGrace is how much longer than the bound the watchdog waits for an
+// answer. A client's bounded script ends by V8's own timeout at the
+// bound, and the renderer's answer then takes a while to come back under
+// load: a pause sent to a renderer that had just become free waits for the
+// next script, and ends that one, a client's next command or the page's
+// own next task (TestClientsCompat, in CI).
+const guardGrace = time.Second
+
+// stillRunsWait is how long endScript's last look waits for an answer
+// between tasks.
+const stillRunsWait = 500 * time.Millisecond
+
+// answersWithin reports whether t's renderer answers between tasks within
+// wait; an error other than the wait (the tab went away) counts as an
 // answer, there being nothing to end.
-func (r *Relay) answers(ctx context.Context, t *tab, sid string) bool {
-	wctx, cancel := context.WithTimeout(ctx, time.Duration(syncScriptBound.Load()))
+func (r *Relay) answersWithin(ctx context.Context, t *tab, sid string, wait time.Duration) bool {
+	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	_, err := r.ask(wctx, t, sid, cdproto.CommandRuntimeGetIsolateID, emptyObject)
 	return err == nil || wctx.Err() == nil || ctx.Err() != nil
+}
+
+// answers reports whether t's renderer answers between tasks within the
+// bound and its grace.
+func (r *Relay) answers(ctx context.Context, t *tab, sid string) bool {
+	return r.answersWithin(ctx, t, sid, time.Duration(syncScriptBound.Load())+guardGrace)
 }
 
 // endScript interrupts the script that runs on t and ends it. The
@@ -495,7 +521,7 @@ func (r *Relay) lastLook(t *tab, frames []string, detach func()) {
 		var wg sync.WaitGroup
 		for _, sid := range sids {
 			wg.Go(func() {
-				if !r.answers(ctx, t, sid) && r.runsScript(ctx, t, sid) {
+				if r.heldPastBound(ctx, t, sid) {
 					r.endScript(ctx, t, sid)
 				}
 			})
