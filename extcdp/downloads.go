@@ -48,6 +48,10 @@ type downloadBehavior struct {
 	// deny: the tab's downloads are canceled as they begin, and a file
 	// Chrome finished first is removed (Chrome's deny writes none).
 	deny bool
+	// set orders the behaviors the relay was given: of two clients'
+	// directories for one tab, the one set last takes its downloads, as
+	// Chrome's last setDownloadBehavior does.
+	set int64
 }
 
 // setDownloadBehavior answers Browser.setDownloadBehavior and
@@ -76,6 +80,8 @@ func (c *Client) setDownloadBehavior(m *cdproto.Message, sid target.SessionID) {
 	}
 	r := c.r
 	r.mu.Lock()
+	r.behaviorsSet++
+	b.set = r.behaviorsSet
 	if s := r.sessions[sid]; sid != "" && s != nil && !s.browser {
 		if c.sessionDownloads == nil {
 			c.sessionDownloads = map[target.SessionID]downloadBehavior{}
@@ -418,20 +424,27 @@ func (r *Relay) downloadDest(dl *download) string {
 			drivers = append(drivers, c)
 		}
 	}
+	// A session's directory, else a client's; of several, the last set.
+	var last downloadBehavior
 	bt := r.behaviorTab(dl.tab)
 	for _, c := range drivers {
 		for sid, b := range c.sessionDownloads {
-			if s := r.sessions[sid]; s != nil && s.tab == bt && b.dir != "" {
-				return dest(b)
+			if s := r.sessions[sid]; s != nil && s.tab == bt && b.dir != "" && b.set > last.set {
+				last = b
 			}
 		}
 	}
-	for _, c := range drivers {
-		if c.download.dir != "" {
-			return dest(c.download)
+	if last.dir == "" {
+		for _, c := range drivers {
+			if c.download.dir != "" && c.download.set > last.set {
+				last = c.download
+			}
 		}
 	}
-	return ""
+	if last.dir == "" {
+		return ""
+	}
+	return dest(last)
 }
 
 // downloadDenied reports whether the clients that drive dl's tab deny

@@ -40,7 +40,9 @@ type Relay struct {
 	clients  map[*Client]struct{}
 
 	downloads downloadState
-	transfers transfers
+	// behaviorsSet counts the download behaviors clients set (downloadBehavior.set).
+	behaviorsSet int64
+	transfers    transfers
 
 	// ctx ends with Close; work is the background work it bounds.
 	ctx         context.Context
