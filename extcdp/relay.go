@@ -799,10 +799,14 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 		rt.list = nil
 	case cdproto.EventTargetAttachedToTarget:
 		var p struct {
-			SessionID  string      `json:"sessionId"`
-			TargetInfo target.Info `json:"targetInfo"`
+			SessionID          string      `json:"sessionId"`
+			TargetInfo         target.Info `json:"targetInfo"`
+			WaitingForDebugger bool        `json:"waitingForDebugger"`
 		}
 		if jsonv2.Unmarshal(f.Params, &p, wire.Options) == nil && p.SessionID != "" {
+			if p.WaitingForDebugger && t.creator == nil {
+				r.runHeldFrame(t, p.SessionID)
+			}
 			if p.TargetInfo.ParentID == "" {
 				if c != nil {
 					p.TargetInfo.ParentID = c.targetID

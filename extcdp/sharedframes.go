@@ -2,6 +2,7 @@ package extcdp
 
 import (
 	"slices"
+	"time"
 
 	"github.com/chromedp/cdproto"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
@@ -118,4 +119,29 @@ func (r *Relay) dropState(c *Client, t *tab, sid, key string) {
 	cs := (*ls)[c]
 	cs.keys = slices.DeleteFunc(cs.keys, func(k string) bool { return k == key })
 	delete(cs.params, key)
+}
+
+// A client's waitForDebuggerOnStart on the person's tab holds each new
+// frame (and worker) of it until a debugger lets it run. A client that
+// never does, alive or gone, held the person's frames blank for as long
+// as it stayed (TestRedTeamHeldFrameOfThePersonsTab). Playwright and
+// Puppeteer let a frame run within milliseconds of hearing of it; the
+// relay lets it run once the bound has passed, whoever held it. A second
+// Runtime.runIfWaitingForDebugger does nothing.
+
+// runHeldFrame lets the frame of child session sid on t, which Chrome
+// holds for a debugger, run after syncScriptBound. Call with r.mu held.
+func (r *Relay) runHeldFrame(t *tab, sid string) {
+	time.AfterFunc(time.Duration(syncScriptBound.Load()), func() {
+		if r.ctx.Err() != nil {
+			return
+		}
+		r.mu.Lock()
+		ch := r.children[sid]
+		r.mu.Unlock()
+		if ch == nil || ch.tab != t {
+			return
+		}
+		r.b.GoNow(&wire.Frame{Method: string(cdproto.CommandRuntimeRunIfWaitingForDebugger), Params: emptyObject, TabID: t.id, SessionID: sid}, func(*wire.Frame, error) {})
+	})
 }
