@@ -33,7 +33,7 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 		h := r.b.Hello()
 		c.reply(m.ID, sid, &browser.GetVersionResult{
 			ProtocolVersion: "1.3",
-			Product:         product(h.UserAgent),
+			Product:         product(h.UserAgent, h.FullVersion),
 			UserAgent:       h.UserAgent,
 			JsVersion:       "",
 			Revision:        "",
@@ -268,14 +268,25 @@ func (c *Client) browserCommand(m *cdproto.Message, sid target.SessionID) {
 	}
 }
 
-var productRE = regexp.MustCompile(`(Headless)?Chrome/[0-9.]+`)
+var (
+	productRE     = regexp.MustCompile(`Chrome/([0-9.]+)`)
+	fullVersionRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+){3}$`)
+)
 
-// product turns a user agent into Browser.getVersion's product field.
-func product(ua string) string {
-	if p := productRE.FindString(ua); p != "" {
-		return p
+// product turns a user agent into Browser.getVersion's product field,
+// "Chrome/" and the version, as Chrome's own says it headless too, with
+// the full version the extension read (full) in place of the reduced one
+// when their major versions agree.
+func product(ua, full string) string {
+	m := productRE.FindStringSubmatch(ua)
+	if m == nil {
+		return "Chrome/0"
 	}
-	return "Chrome/0"
+	major, _, _ := strings.Cut(m[1], ".")
+	if fullVersionRE.MatchString(full) && strings.HasPrefix(full, major+".") {
+		return "Chrome/" + full
+	}
+	return "Chrome/" + m[1]
 }
 
 // targetInfos lists the targets as c sees them. Call without r.mu.

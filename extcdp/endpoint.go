@@ -182,7 +182,7 @@ func (r *Relay) BrowserURL(host, token string) string {
 func (e *endpoint) version(w http.ResponseWriter, req *http.Request) {
 	h := e.r.b.Hello()
 	writeJSON(w, map[string]string{
-		"Browser":              product(h.UserAgent),
+		"Browser":              product(h.UserAgent, h.FullVersion),
 		"Protocol-Version":     "1.3",
 		"User-Agent":           h.UserAgent,
 		"V8-Version":           "",

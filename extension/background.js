@@ -527,6 +527,25 @@ async function stopTab(tabId) {
   publish();
 }
 
+/**
+ * Chromium's full version ("156.0.8078.108"), which the reduced user agent
+ * hides ("156.0.0.0"): Browser.getVersion's product has it on Chrome, and
+ * Playwright's and Puppeteer's browser.version() read it there. "" when the
+ * browser does not say.
+ * @returns {Promise<string>}
+ */
+async function fullVersion() {
+  try {
+    const data = /** @type {{getHighEntropyValues?: (hints: string[]) => Promise<{fullVersionList?: {brand: string, version: string}[]}>} | undefined} */ (
+      /** @type {any} */ (navigator).userAgentData);
+    const values = await data?.getHighEntropyValues?.(['fullVersionList']);
+    const v = values?.fullVersionList?.find((b) => b.brand === 'Chromium')?.version;
+    return typeof v === 'string' && /^\d+(\.\d+){3}$/.test(v) ? v : '';
+  } catch {
+    return '';
+  }
+}
+
 // ---- sending ---------------------------------------------------------------
 
 /**
@@ -716,6 +735,7 @@ async function sayHello(sock) {
       nonce,
       version: VERSION,
       userAgent: navigator.userAgent,
+      fullVersion: await fullVersion(),
       extensionId: chrome.runtime.id,
       attached: [...ours],
       fileAccess: files,

@@ -9,7 +9,7 @@
  *   url: string, title: string, active: boolean, attached: boolean,
  *   shared?: boolean, created?: boolean, popup?: boolean}} TabInfo
  * @typedef {{nonce: string, version: string, userAgent: string, extensionId: string,
- *   attached: number[], fileAccess: boolean, paused?: boolean}} HelloParams
+ *   attached: number[], fileAccess: boolean, paused?: boolean, fullVersion?: string}} HelloParams
  * @typedef {{id?: number, method?: string, params?: any, result?: any,
  *   error?: WireError, tabId?: number, sessionId?: string}} Frame
  */
@@ -80,6 +80,7 @@ export function helloText(p) {
     fileAccess: p.fileAccess,
     // Said only when true, so the hello of a running livetab is unchanged.
     ...(p.paused ? { paused: true } : {}),
+    ...(p.fullVersion ? { fullVersion: p.fullVersion } : {}),
   });
 }
 

@@ -279,6 +279,10 @@ type HelloParams struct {
 	FileAccess  bool    `json:"fileAccess"`
 	// Paused: the person paused livetab in the popup (ext.paused).
 	Paused bool `json:"paused,omitzero"`
+	// FullVersion is Chromium's full version ("156.0.8078.108"), which
+	// UserAgent, reduced, hides ("156.0.0.0"); empty when the browser
+	// does not say.
+	FullVersion string `json:"fullVersion,omitzero"`
 }
 
 // TabInfo describes one tab of the user's browser.
