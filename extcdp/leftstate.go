@@ -146,6 +146,21 @@ var undoOf = map[string]undo{
 	"DOMDebugger.setDOMBreakpoint":                  {"DOMDebugger.removeDOMBreakpoint", `{}`, []string{"nodeId", "type"}},
 	"DOMDebugger.setInstrumentationBreakpoint":      {"DOMDebugger.removeInstrumentationBreakpoint", `{}`, []string{"eventName"}},
 	"EventBreakpoints.setInstrumentationBreakpoint": {"EventBreakpoints.removeInstrumentationBreakpoint", `{}`, []string{"eventName"}},
+	// What the person saw on their page after A left, B staying
+	// (TestRedTeamLeftSettingsOutsideTheList): a :hover forced on (a menu
+	// held open; CSS.disable clears every forced state), no webp image
+	// shown, Overlay's debugging boxes drawn over the page.
+	"CSS.enable":                           {"CSS.disable", `{}`, nil},
+	"CSS.forcePseudoState":                 {"CSS.forcePseudoState", `{"forcedPseudoClasses":[]}`, []string{"nodeId"}},
+	"CSS.setLocalFontsEnabled":             {"CSS.setLocalFontsEnabled", `{"enabled":true}`, nil},
+	"Emulation.setDisabledImageTypes":      {"Emulation.setDisabledImageTypes", `{"imageTypes":[]}`, nil},
+	"Overlay.enable":                       {"Overlay.disable", `{}`, nil},
+	"Overlay.setShowScrollBottleneckRects": {"Overlay.setShowScrollBottleneckRects", `{"show":false}`, nil},
+	"Overlay.setShowPaintRects":            {"Overlay.setShowPaintRects", `{"result":false}`, nil},
+	"Overlay.setShowLayoutShiftRegions":    {"Overlay.setShowLayoutShiftRegions", `{"result":false}`, nil},
+	"Overlay.setShowAdHighlights":          {"Overlay.setShowAdHighlights", `{"show":false}`, nil},
+	"Overlay.setShowViewportSizeOnResize":  {"Overlay.setShowViewportSizeOnResize", `{"show":false}`, nil},
+	"Overlay.setShowWindowControlsOverlay": {"Overlay.setShowWindowControlsOverlay", `{}`, nil},
 }
 
 // byReply maps a command whose setting its reply names to the command that
