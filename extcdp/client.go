@@ -497,7 +497,7 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		c.reply(m.ID, replySID, nil)
 		return
 	}
-	if c.guardCommand(m, t, sid) || c.keepOthersFrames(m, t, sid) {
+	if c.guardCommand(m, t, sid) || c.keepOthersFrames(m, t, sid) || c.refuseOthersIDs(m, t) {
 		return
 	}
 	r.mu.Lock()
@@ -696,6 +696,15 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		done = func(rep *wire.Frame, err error) {
 			if err == nil && rep.Error == nil {
 				rep.Result = hook(rep.Result)
+			}
+			next(rep, err)
+		}
+	}
+	if hook := c.noteOwned(m, t); hook != nil {
+		next := done
+		done = func(rep *wire.Frame, err error) {
+			if err == nil && rep.Error == nil {
+				hook(rep.Result)
 			}
 			next(rep, err)
 		}

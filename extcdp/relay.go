@@ -299,6 +299,9 @@ type tab struct {
 	behind bool
 	// trace: who traces the tab, and its trace streams (tracing.go).
 	trace traceState
+	// owned: whose the objects and streams clients got on it are
+	// (owned.go).
+	owned ownedIDs
 
 	attachMu sync.Mutex // serializes ext.attach/detach of this tab
 	attached bool       // the extension's debugger is attached

@@ -70,6 +70,9 @@ func (r *Relay) onTracingEvent(t *tab, method cdproto.MethodType, params jsonv2.
 		var p struct {
 			Stream string `json:"stream"`
 		}
+		if s != nil && jsonv2.Unmarshal(params, &p, wire.Options) == nil && p.Stream != "" && notesOwned(t) {
+			t.owned.note(streamKey+p.Stream, s.client)
+		}
 		if s != nil && !ts.sent && jsonv2.Unmarshal(params, &p, wire.Options) == nil && p.Stream != "" {
 			if ts.pending == nil {
 				ts.pending = map[string]traceMeta{}
