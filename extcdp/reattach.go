@@ -2,6 +2,7 @@ package extcdp
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -120,6 +121,14 @@ func (r *Relay) debuggerReattached(t *tab) {
 		}
 	}
 	setup := append([]setupCmd(nil), t.setup...)
+	if t.downloadWatch {
+		// The relay's own watch of a popup's downloads, which no client's
+		// setup holds (watchPopupDownloads).
+		setup = append(setup, setupCmd{method: string(cdproto.CommandPageEnable), params: emptyObject})
+		if !slices.ContainsFunc(setup, func(c setupCmd) bool { return c.method == string(cdproto.CommandTargetSetAutoAttach) }) {
+			setup = append(setup, setupCmd{method: string(cdproto.CommandTargetSetAutoAttach), params: jsonv2.Value(watchAutoAttach)})
+		}
+	}
 	t.replaying = true
 	aborted := t.aborted
 	t.aborted = nil

@@ -23,14 +23,22 @@ import (
 // clients' tabs, a program that denied downloads found the popup's files
 // in the person's Downloads folder, and one that named a downloadPath did
 // not get them. The watch holds after the extension's service worker
-// restarted (deny-after-worker-stop): the relay hears of the popup anew.
+// restarted (deny-after-worker-stop): the relay hears of the popup anew;
+// and after the popup's frame went to a URL extensions may not debug,
+// which ends the debugger's session there (deny-after-reattach): the
+// relay's own Page and auto-attach are sent again.
 func TestRedTeamPopupsLaterDownloadsHeedTheBehavior(t *testing.T) {
-	for _, run := range []string{"deny", "allowAndName", "deny-after-worker-stop"} {
-		behavior, restart := strings.TrimSuffix(run, "-after-worker-stop"), strings.HasSuffix(run, "-after-worker-stop")
+	for _, run := range []string{"deny", "allowAndName", "deny-after-worker-stop", "deny-after-reattach"} {
+		behavior, restart := strings.TrimSuffix(strings.TrimSuffix(run, "-after-worker-stop"), "-after-reattach"), strings.HasSuffix(run, "-after-worker-stop")
+		reattach := strings.HasSuffix(run, "-after-reattach")
 		t.Run(run, func(t *testing.T) {
 			name := fmt.Sprintf("later-%s-%d", behavior, time.Now().UnixNano())
 			var asked atomic.Int64
-			var release atomic.Bool
+			var release, reattachNow atomic.Bool
+			popup := "/popup"
+			if reattach {
+				popup += "?reattach"
+			}
 			srv := loopbackServer(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				switch {
 				case strings.HasPrefix(r.URL.Path, "/file/"):
@@ -39,6 +47,10 @@ func TestRedTeamPopupsLaterDownloadsHeedTheBehavior(t *testing.T) {
 					w.Header().Set("Content-Disposition", `attachment; filename="`+strings.TrimPrefix(r.URL.Path, "/file/")+`"`)
 					fmt.Fprint(w, "MZ payload")
 				case r.URL.Path == "/go":
+					if !release.Load() && reattachNow.Load() {
+						fmt.Fprint(w, "reattach")
+						return
+					}
 					fmt.Fprint(w, release.Load())
 				case r.URL.Path == "/popup":
 					// The page downloads once the test saw the popup
@@ -46,13 +58,15 @@ func TestRedTeamPopupsLaterDownloadsHeedTheBehavior(t *testing.T) {
 					// the race with it (see watchPopupDownloads).
 					fmt.Fprintf(w, `<!doctype html><title>popup</title><script>
 (async () => {
+  while (location.search === '?reattach' && await (await fetch('/go')).text() !== 'reattach') await new Promise((r) => setTimeout(r, 50));
+  if (location.search === '?reattach') { const f = document.createElement('iframe'); f.src = 'badurl://localhost/'; document.body.append(f); }
   while (await (await fetch('/go')).text() !== 'true') await new Promise((r) => setTimeout(r, 50));
   const a = document.createElement('a'); a.href = '/file/%[1]s-a.bin'; a.download = ''; document.body.append(a); a.click();
   setTimeout(() => { const f = document.createElement('iframe'); f.src = '/file/%[1]s-frame.bin'; document.body.append(f) }, 800);
 })();
 </script>`, name)
 				default:
-					fmt.Fprint(w, `<!doctype html><title>page</title><a id="x" href="/popup" target="_blank">open</a>`)
+					fmt.Fprint(w, `<!doctype html><title>page</title><a id="x" href="`+popup+`" target="_blank">open</a>`)
 				}
 			}))
 			dir := t.TempDir()
@@ -99,6 +113,10 @@ func TestRedTeamPopupsLaterDownloadsHeedTheBehavior(t *testing.T) {
 				if !watched() {
 					t.Fatal("the popup is no longer listed attached after the worker restarted: the relay let go of it")
 				}
+			}
+			if reattach {
+				reattachNow.Store(true)
+				time.Sleep(2 * time.Second) // the frame's navigation, and the extension's attach again
 			}
 			release.Store(true)
 			deadline := time.Now().Add(15 * time.Second)
