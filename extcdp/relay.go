@@ -558,8 +558,16 @@ func (r *Relay) refreshTabs(ctx context.Context) error {
 			// since its last report, and mainNavigated takes a URL the
 			// relay already has for one it has acted on.
 			r.enforcePolicies(t)
-			if t.announced {
+			switch {
+			case t.announced:
 				r.relist(t, before) // shared or unshared since its last report
+			case !ti.Created:
+				// A tab the person opened that the relay hears of first
+				// here: its ext.tabCreated came while no bridge listened
+				// (a stopped worker), or is on its way. Announced as that
+				// would have, or a client discovering targets never heard
+				// of it (red team).
+				r.announce(t)
 			}
 			t.announced = true
 		}
