@@ -500,6 +500,7 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 	if c.guardCommand(m, t, sid) || c.keepOthersFrames(m, t, sid) || c.refuseOthersIDs(m, t) {
 		return
 	}
+	c.scopeGroup(m, t)
 	r.mu.Lock()
 	cs := &t.crash
 	var ch *child

@@ -23,7 +23,10 @@ import (
 // id and stream handle is as the replies name them, and a command that
 // names another client's is answered as Chrome answers one that names
 // none. Objects that events name (a console message's arguments) are every
-// client's, as the events are.
+// client's, as the events are. Object groups are names the clients choose:
+// each client's are its own, the relay naming them apart in Chrome
+// (scopeGroup), so that B's releaseObjectGroup of A's group releases only
+// B's objects, and a name B took first is still A's to use.
 
 // maxOwned bounds what the relay notes of one tab: past it the oldest go,
 // and become anyone's.
@@ -59,14 +62,14 @@ func (o *ownedIDs) another(key string, c *Client) bool {
 const (
 	objectKey = "o:"
 	streamKey = "s:"
-	groupKey  = "g:"
 )
 
 // notesOwned reports whether the relay notes what c gets on t.
 func notesOwned(t *tab) bool { return t.creator == nil }
 
-// refuseOthersIDs fails c's command m on t when it names an object, stream or
-// object group of another client's, and reports whether it did.
+// refuseOthersIDs fails c's command m on t when it names an object or
+// stream of another client's, or ends another's trace, and reports whether
+// it did.
 func (c *Client) refuseOthersIDs(m *cdproto.Message, t *tab) bool {
 	if !notesOwned(t) {
 		return false
@@ -83,21 +86,6 @@ func (c *Client) refuseOthersIDs(m *cdproto.Message, t *tab) bool {
 		r.mu.Unlock()
 		if theirs {
 			c.fail(m.ID, m.SessionID, -32602, "Invalid stream handle")
-			return true
-		}
-		return false
-	case cdproto.CommandRuntimeReleaseObjectGroup:
-		var p struct {
-			ObjectGroup string `json:"objectGroup"`
-		}
-		jsonv2.Unmarshal(m.Params, &p, wire.Options)
-		r.mu.Lock()
-		theirs := t.owned.another(groupKey+p.ObjectGroup, c)
-		r.mu.Unlock()
-		if theirs {
-			// Another client's objects are in it too: c's stay until its
-			// page goes, as Chrome lets them when no group is released.
-			c.reply(m.ID, m.SessionID, nil)
 			return true
 		}
 		return false
@@ -152,23 +140,12 @@ func walkObjectIDs(v any, fn func(string)) {
 	}
 }
 
-// noteOwned notes, before m goes to Chrome, the object group it names,
-// and returns the hook that notes the object ids and stream handles of
-// its reply as c's; nil when there is nothing to note. Call with r.mu
-// held; the hook takes it.
+// noteOwned returns the hook that notes the object ids and stream handles
+// of the reply to m as c's; nil when there is nothing to note. Call with
+// r.mu held; the hook takes it.
 func (c *Client) noteOwned(m *cdproto.Message, t *tab) func(jsonv2.Value) {
 	if !notesOwned(t) {
 		return nil
-	}
-	var p struct {
-		ObjectGroup string `json:"objectGroup"`
-		ObjectID    string `json:"objectId"`
-	}
-	if bytes.Contains(m.Params, []byte(`"objectGroup"`)) || m.Method == cdproto.CommandRuntimeReleaseObject {
-		jsonv2.Unmarshal(m.Params, &p, wire.Options)
-	}
-	if p.ObjectGroup != "" && m.Method != cdproto.CommandRuntimeReleaseObjectGroup && !t.owned.another(groupKey+p.ObjectGroup, c) {
-		t.owned.note(groupKey+p.ObjectGroup, c)
 	}
 	if m.Method == cdproto.CommandRuntimeReleaseObject {
 		return nil
@@ -202,5 +179,26 @@ func eachString(data []byte, prefix string, fn func(string)) {
 			fn(string(data[:j]))
 		}
 		data = data[j+1:]
+	}
+}
+
+// scopeGroup renames the object group m names, on a tab the person
+// opened, to c's own: "livetab 3 name" for client 3's "name". Chrome's
+// replies never name a group back.
+func (c *Client) scopeGroup(m *cdproto.Message, t *tab) {
+	if !notesOwned(t) || !bytes.Contains(m.Params, []byte(`Group"`)) && !bytes.Contains(m.Params, []byte(`\u`)) {
+		return
+	}
+	p := map[string]jsonv2.Value{}
+	if jsonv2.Unmarshal(m.Params, &p, wire.Options) != nil {
+		return // Chrome says what is wrong with it
+	}
+	var g string
+	if jsonv2.Unmarshal(p["objectGroup"], &g, wire.Options) != nil {
+		return
+	}
+	p["objectGroup"], _ = jsonv2.Marshal("livetab "+c.id+" "+g, wire.Options)
+	if out, err := jsonv2.Marshal(p, wire.Options); err == nil {
+		m.Params = out
 	}
 }
