@@ -497,10 +497,14 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		c.reply(m.ID, replySID, nil)
 		return
 	}
-	if c.guardCommand(m, t, sid) || c.keepOthersFrames(m, t, sid) || c.refuseOthersIDs(m, t) {
+	if c.guardCommand(m, t, sid) || c.keepOthersFrames(m, t, sid) || c.refuseOthersIDs(m, t, sid) {
 		return
 	}
 	c.scopeGroup(m, t)
+	binding, answered := c.noteBinding(m, t)
+	if answered {
+		return
+	}
 	r.mu.Lock()
 	cs := &t.crash
 	var ch *child
@@ -697,6 +701,15 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		done = func(rep *wire.Frame, err error) {
 			if err == nil && rep.Error == nil {
 				rep.Result = hook(rep.Result)
+			}
+			next(rep, err)
+		}
+	}
+	if binding != nil {
+		next := done
+		done = func(rep *wire.Frame, err error) {
+			if err == nil && rep.Error == nil {
+				binding()
 			}
 			next(rep, err)
 		}

@@ -43,6 +43,8 @@ func TestEndpointAnswersMalformedMessages(t *testing.T) {
 		{websocket.MessageText, `{"id":10,"sessionId":1,"method":"Runtime.evaluate"}`, []string{`"id":10,`, `"code":-32600`}},
 		{websocket.MessageText, `{"id":11,"method":["Browser.getVersion"]}`, []string{`"id":11,`, `"code":-32600`}},
 		{websocket.MessageText, `{"id":0,"method":7}`, []string{`"id":0,`, `"code":-32600`}},
+		// A name given twice, which Chrome reads: refused, under the id.
+		{websocket.MessageText, `{"id":12,"method":"Runtime.evaluate","method":"Browser.getVersion"}`, []string{`"id":12,`, `"code":-32600`}},
 	} {
 		if err := ws.Write(ctx, tc.typ, []byte(tc.send)); err != nil {
 			t.Fatal(err)

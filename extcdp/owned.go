@@ -2,6 +2,7 @@ package extcdp
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -17,46 +18,91 @@ import (
 // B read and released A's object by an id one below its own, read and
 // closed A's PDF stream by its small number, and, held to its domains,
 // read the stream of a page outside them that A had printed before the tab
-// came into them; and B's Tracing.end ended A's trace (red team,
-// TestRedTeamSharedTabObjectsAndStreams). So on a tab the person opened,
-// the only kind two clients can share, the relay notes whose each object
-// id and stream handle is as the replies name them, and a command that
-// names another client's is answered as Chrome answers one that names
-// none. Objects that events name (a console message's arguments) are every
-// client's, as the events are. Object groups are names the clients choose:
-// each client's are its own, the relay naming them apart in Chrome
-// (scopeGroup), so that B's releaseObjectGroup of A's group releases only
-// B's objects, and a name B took first is still A's to use.
+// came into them; read the scopes of A's pause, which only A heard of; and
+// B's Tracing.end ended A's trace (red team). So on a tab the person
+// opened, the only kind two clients can share, the relay notes for each
+// client the object ids and stream handles it was given, in replies and
+// in events, and a command that names one it was not given, while another
+// client was given it or uses the tab, is answered as Chrome answers one
+// that names none. An id is read only where Chrome puts one: never inside
+// a value a script returned (B returning {objectId: A's} took A's object
+// for its own). Object groups are names the clients choose: each client's
+// are its own, the relay naming them apart in Chrome (scopeGroup).
+// docs/decisions/2026-11-30-a-shared-tabs-objects-and-streams-are-their-clients.md.
 
-// maxOwned bounds what the relay notes of one tab: past it the oldest go,
-// and become anyone's.
+// maxOwned bounds the ids the relay notes for one client on one tab: past
+// it the client's oldest go, and it can no longer use them while another
+// client is on the tab: a client that floods the notes loses only its own.
 const maxOwned = 100000
 
-// ownedIDs are the object ids, stream handles and object groups that
-// clients got or used on one tab.
+// maxOwners bounds the clients whose notes a tab keeps, those that left
+// among them: what A was given stays A's after it left, and B still may
+// not name it.
+const maxOwners = 64
+
+// ownedIDs are the object ids and stream handles each client was given
+// on one tab.
 type ownedIDs struct {
-	by    map[string]*Client
+	by map[*Client]*idSet
+}
+
+type idSet struct {
+	has   map[string]bool
 	order []string
 }
 
 func (o *ownedIDs) note(key string, c *Client) {
 	if o.by == nil {
-		o.by = map[string]*Client{}
+		o.by = map[*Client]*idSet{}
 	}
-	if _, ok := o.by[key]; !ok {
-		o.order = append(o.order, key)
+	set := o.by[c]
+	if set == nil {
+		if len(o.by) >= maxOwners {
+			// The notes of a client that left go first: what it was
+			// given becomes no one's, which only a client alone on the
+			// tab may name.
+			for o2 := range o.by {
+				if o2.isClosed() {
+					delete(o.by, o2)
+					break
+				}
+			}
+		}
+		set = &idSet{has: map[string]bool{}}
+		o.by[c] = set
 	}
-	o.by[key] = c
-	for len(o.order) > maxOwned {
-		delete(o.by, o.order[0])
-		o.order = o.order[1:]
+	if set.has[key] {
+		return
+	}
+	set.has[key] = true
+	set.order = append(set.order, key)
+	for len(set.order) > maxOwned {
+		delete(set.has, set.order[0])
+		set.order = set.order[1:]
 	}
 }
 
-// another reports whether key is noted as a client's other than c.
+// noteAll notes keys as c's.
+func (o *ownedIDs) noteAll(keys []string, c *Client) {
+	for _, k := range keys {
+		o.note(k, c)
+	}
+}
+
+// gave reports whether c was given key.
+func (o *ownedIDs) gave(key string, c *Client) bool {
+	set := o.by[c]
+	return set != nil && set.has[key]
+}
+
+// another reports whether a client other than c was given key.
 func (o *ownedIDs) another(key string, c *Client) bool {
-	owner, ok := o.by[key]
-	return ok && owner != c
+	for o2, set := range o.by {
+		if o2 != c && set.has[key] {
+			return true
+		}
+	}
+	return false
 }
 
 const (
@@ -64,27 +110,58 @@ const (
 	streamKey = "s:"
 )
 
-// notesOwned reports whether the relay notes what c gets on t.
+// notesOwned reports whether the relay notes what clients get on t.
 func notesOwned(t *tab) bool { return t.creator == nil }
 
+// mayName reports whether c may name key on t: it was given it, or no
+// other client was and no other client uses the tab. Call with r.mu held.
+func (r *Relay) mayName(t *tab, key string, c *Client) bool {
+	if t.owned.gave(key, c) {
+		return true
+	}
+	return !t.owned.another(key, c) && !r.othersOnTab(t, c)
+}
+
+// othersOnTab reports whether a client other than c has a session on t or
+// on one of its frames. Call with r.mu held.
+func (r *Relay) othersOnTab(t *tab, c *Client) bool {
+	for _, s := range t.sessions {
+		if s.client != c {
+			return true
+		}
+	}
+	for _, ch := range r.children {
+		if ch.tab == t && slices.ContainsFunc(ch.sessions, func(s *session) bool { return s.client != c }) {
+			return true
+		}
+	}
+	return false
+}
+
 // refuseOthersIDs fails c's command m on t when it names an object or
-// stream of another client's, or ends another's trace, and reports whether
-// it did.
-func (c *Client) refuseOthersIDs(m *cdproto.Message, t *tab) bool {
+// stream c was not given, or ends another's trace, and reports whether it
+// did.
+func (c *Client) refuseOthersIDs(m *cdproto.Message, t *tab, sid string) bool {
 	if !notesOwned(t) {
 		return false
 	}
 	r := c.r
+	if field, ok := removers[string(m.Method)]; ok {
+		return c.keepOthersNamed(m, t, sid, field)
+	}
 	switch m.Method {
 	case cdproto.CommandIORead, cdproto.CommandIOClose:
 		var p struct {
 			Handle string `json:"handle"`
 		}
 		jsonv2.Unmarshal(m.Params, &p, wire.Options)
+		if strings.HasPrefix(p.Handle, "blob:") {
+			return false // a blob's UUID, which no one guesses
+		}
 		r.mu.Lock()
-		theirs := t.owned.another(streamKey+p.Handle, c)
+		ok := r.mayName(t, streamKey+p.Handle, c)
 		r.mu.Unlock()
-		if theirs {
+		if !ok {
 			c.fail(m.ID, m.SessionID, -32602, "Invalid stream handle")
 			return true
 		}
@@ -99,6 +176,17 @@ func (c *Client) refuseOthersIDs(m *cdproto.Message, t *tab) bool {
 			return true
 		}
 		return false
+	case cdproto.CommandRuntimeQueryObjects:
+		// It returns every live object of a prototype, those the
+		// inspector keeps for another client's ids among them.
+		r.mu.Lock()
+		others := r.othersOnTab(t, c)
+		r.mu.Unlock()
+		if others {
+			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses Runtime.queryObjects on tab %d while another program uses it: it would hand over the objects livetab keeps for that program; use a tab of your own (Target.createTarget)", t.id))
+			return true
+		}
+		return false
 	}
 	// A key may come escaped ("object\u0049d"): Chrome reads it all the
 	// same.
@@ -107,18 +195,18 @@ func (c *Client) refuseOthersIDs(m *cdproto.Message, t *tab) bool {
 	}
 	var params any
 	if jsonv2.Unmarshal(m.Params, &params, wire.Options) != nil {
-		return false
+		return false // Chrome says what is wrong with it
 	}
 	r.mu.Lock()
-	theirs := false
+	ok := true
 	walkObjectIDs(params, func(id string) {
-		theirs = theirs || t.owned.another(objectKey+id, c)
+		ok = ok && r.mayName(t, objectKey+id, c)
 	})
 	r.mu.Unlock()
-	if theirs {
+	if !ok {
 		c.fail(m.ID, m.SessionID, -32000, "Could not find object with given id")
 	}
-	return theirs
+	return !ok
 }
 
 // walkObjectIDs calls fn with every string under a key "objectId" or one
@@ -144,41 +232,81 @@ func walkObjectIDs(v any, fn func(string)) {
 // of the reply to m as c's; nil when there is nothing to note. Call with
 // r.mu held; the hook takes it.
 func (c *Client) noteOwned(m *cdproto.Message, t *tab) func(jsonv2.Value) {
-	if !notesOwned(t) {
-		return nil
-	}
-	if m.Method == cdproto.CommandRuntimeReleaseObject {
+	if !notesOwned(t) || m.Method == cdproto.CommandRuntimeReleaseObject {
 		return nil
 	}
 	r := c.r
+	streams := streamResults[m.Method]
 	return func(res jsonv2.Value) {
-		if !bytes.Contains(res, []byte(`"objectId":"`)) && !bytes.Contains(res, []byte(`"stream":"`)) {
-			return
+		if streams {
+			var p struct {
+				Stream string `json:"stream"`
+			}
+			if jsonv2.Unmarshal(res, &p, wire.Options) == nil && p.Stream != "" {
+				r.mu.Lock()
+				t.owned.note(streamKey+p.Stream, c)
+				r.mu.Unlock()
+			}
 		}
 		r.mu.Lock()
-		defer r.mu.Unlock()
-		eachString(res, `"objectId":"`, func(id string) { t.owned.note(objectKey+id, c) })
-		eachString(res, `"stream":"`, func(h string) { t.owned.note(streamKey+h, c) })
+		r.noteObjects(t, c, res)
+		r.mu.Unlock()
 	}
 }
 
-// eachString calls fn with the string after each prefix in data: ids and
-// handles are plain, never escaped.
-func eachString(data []byte, prefix string, fn func(string)) {
-	for {
-		i := bytes.Index(data, []byte(prefix))
-		if i < 0 {
-			return
+// streamResults are the commands whose reply names a stream (its
+// "stream"), the trace's aside (tracing.go).
+var streamResults = map[cdproto.MethodType]bool{
+	cdproto.CommandPagePrintToPDF:                true,
+	cdproto.CommandFetchTakeResponseBodyAsStream: true,
+}
+
+// noteObjects notes the object ids in data, a reply or an event of t, as
+// c's. Call with r.mu held.
+func (r *Relay) noteObjects(t *tab, c *Client, data jsonv2.Value) {
+	t.owned.noteAll(eventObjectIDs(t, data), c)
+}
+
+// eventObjectIDs are the keys of the object ids an event of t names, for
+// the clients it goes to; nil when the relay notes nothing on t.
+func eventObjectIDs(t *tab, params jsonv2.Value) []string {
+	if !notesOwned(t) || !bytes.Contains(params, []byte(`"objectId"`)) {
+		return nil
+	}
+	var v any
+	if jsonv2.Unmarshal(params, &v, wire.Options) != nil {
+		return nil
+	}
+	var keys []string
+	remoteObjectIDs(v, func(id string) { keys = append(keys, objectKey+id) })
+	return keys
+}
+
+// remoteObjectIDs calls fn with the id of every remote object in v, a
+// reply or an event as Chrome sends it. A remote object (it has a
+// "type") keeps what a script returned by value in "value" (and
+// "deepSerializedValue"): that is the script's JSON, never an id of
+// Chrome's, and is not looked into.
+func remoteObjectIDs(v any, fn func(string)) {
+	switch v := v.(type) {
+	case map[string]any:
+		_, remote := v["type"]
+		for k, x := range v {
+			if k == "objectId" {
+				if s, ok := x.(string); ok {
+					fn(s)
+				}
+				continue
+			}
+			if remote && (k == "value" || k == "deepSerializedValue") {
+				continue
+			}
+			remoteObjectIDs(x, fn)
 		}
-		data = data[i+len(prefix):]
-		j := bytes.IndexByte(data, '"')
-		if j < 0 {
-			return
+	case []any:
+		for _, x := range v {
+			remoteObjectIDs(x, fn)
 		}
-		if !bytes.ContainsRune(data[:j], '\\') {
-			fn(string(data[:j]))
-		}
-		data = data[j+1:]
 	}
 }
 
@@ -201,4 +329,36 @@ func (c *Client) scopeGroup(m *cdproto.Message, t *tab) {
 	if out, err := jsonv2.Marshal(p, wire.Options); err == nil {
 		m.Params = out
 	}
+}
+
+// isClosed reports whether c has left.
+func (c *Client) isClosed() bool { return c.ctx.Err() != nil }
+
+// keepOthersNamed answers c's removal of a script for new documents or a
+// breakpoint that another client on t set and c did not, without sending
+// it: Chrome numbers scripts "1", "2"…, and names a breakpoint by its
+// place, so B removed A's by guessing (red team). It reports whether it
+// answered.
+func (c *Client) keepOthersNamed(m *cdproto.Message, t *tab, sid, field string) bool {
+	var p map[string]jsonv2.Value
+	var id string
+	if jsonv2.Unmarshal(m.Params, &p, wire.Options) != nil || jsonv2.Unmarshal(p[field], &id, wire.Options) != nil {
+		return false // Chrome says what is wrong with it
+	}
+	r := c.r
+	r.mu.Lock()
+	mine, others := false, false
+	if ls := r.leftStateOf(t, sid); ls != nil {
+		for o, cs := range *ls {
+			if slices.ContainsFunc(cs.named, func(n named) bool { return n.id == id && byReply[n.method].method == string(m.Method) }) {
+				mine, others = mine || o == c, others || o != c
+			}
+		}
+	}
+	r.mu.Unlock()
+	if !others || mine {
+		return false
+	}
+	c.reply(m.ID, m.SessionID, nil)
+	return true
 }

@@ -302,6 +302,8 @@ type tab struct {
 	// owned: whose the objects and streams clients got on it are
 	// (owned.go).
 	owned ownedIDs
+	// bindings: the clients that added each binding name (bindings.go).
+	bindings map[string]map[*Client]bool
 
 	attachMu sync.Mutex // serializes ext.attach/detach of this tab
 	attached bool       // the extension's debugger is attached
@@ -853,14 +855,18 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 		holder = c.fetch
 	}
 	popup := popupURL(method, f.Params)
+	objects := eventObjectIDs(t, f.Params)
+	holders := bindingHolders(t, method, f.Params)
+	heldFrom := func(x *Client) bool { return holders != nil && !holders[x] }
 	if c == nil {
 		restored := bfcacheRestored(method, f.Params)
 		toAll := r.onGuardEvent(t, "", method)
 		for _, s := range t.sessions {
-			if !fetchTo(method, holder, s.client) || !toAll && !t.guard.users[s.client] || s.client.hidesPopup(t, popup) {
+			if !fetchTo(method, holder, s.client) || !toAll && !t.guard.users[s.client] || s.client.hidesPopup(t, popup) || heldFrom(s.client) {
 				continue
 			}
 			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
+			t.owned.noteAll(objects, s.client)
 			if attached != nil {
 				attached.toldTo(s)
 			}
@@ -880,8 +886,9 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 		if guarded && !c.guard.users[s.client] {
 			continue
 		}
-		if fetchTo(method, holder, s.client) && s.client.hearsFrame(c, method) && !s.client.hidesPopup(t, popup) {
+		if fetchTo(method, holder, s.client) && s.client.hearsFrame(c, method) && !s.client.hidesPopup(t, popup) && !heldFrom(s.client) {
 			s.client.deliver(&cdproto.Message{SessionID: s.id, Method: method, Params: f.Params})
+			t.owned.noteAll(objects, s.client)
 			if attached != nil {
 				attached.toldTo(s)
 			}
@@ -892,9 +899,10 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 		if guarded && !c.guard.users[s.client] {
 			continue
 		}
-		if !containsClient(done, s.client) && fetchTo(method, holder, s.client) && s.client.hearsFrame(c, method) && !s.client.hidesPopup(t, popup) {
+		if !containsClient(done, s.client) && fetchTo(method, holder, s.client) && s.client.hearsFrame(c, method) && !s.client.hidesPopup(t, popup) && !heldFrom(s.client) {
 			done = append(done, s.client)
 			s.client.deliver(&cdproto.Message{SessionID: target.SessionID(c.sid), Method: method, Params: f.Params})
+			t.owned.noteAll(objects, s.client)
 			if attached != nil {
 				attached.toldToClient(s.client)
 			}
