@@ -563,7 +563,7 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		case err != nil:
 			out.Error = &cdproto.Error{Code: -32000, Message: err.Error()}
 		case rep.Error != nil:
-			out.Error = withheld(m.Method, c.stoppedError(s, r.pausedError(rep.Error)))
+			out.Error = withheld(m.Method, c.stoppedError(s, r.pausedError(workerGone(rep.Error))))
 		case rep.Result == nil:
 			out.Result = emptyObject
 		default:
@@ -816,4 +816,14 @@ func autoAttachOn(params jsonv2.Value) bool {
 		AutoAttach bool `json:"autoAttach"`
 	}
 	return jsonv2.Unmarshal(params, &p, wire.Options) == nil && p.AutoAttach
+}
+
+// workerGone explains Chrome's bare "No SW", chrome.debugger's answer to
+// a command its service worker stopped under (red team: an IO.read as the
+// worker stopped).
+func workerGone(e *cdproto.Error) *cdproto.Error {
+	if e.Message != "No SW" {
+		return e
+	}
+	return &cdproto.Error{Code: e.Code, Message: "livetab: the extension's service worker stopped while Chrome ran this command (No SW); it starts again on its own: send the command again"}
 }
