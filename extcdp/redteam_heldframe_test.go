@@ -18,15 +18,7 @@ func TestRedTeamHeldFrameOfThePersonsTab(t *testing.T) {
 	a, b, sa, sb := sharedTab(t, "/form?held-frame")
 	b.must(sb, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true})
 	a.bound = 20 * time.Second
-	got, err := a.call(sa, "Runtime.evaluate", map[string]any{
-		"expression": `new Promise(ok => {
-			const f = document.createElement('iframe');
-			f.onload = () => ok('loaded');
-			f.src = '` + site.CrossURL + `/form?frame';
-			document.body.appendChild(f);
-		})`,
-		"awaitPromise": true, "returnByValue": true,
-	})
+	got, err := addCrossFrame(a, sa)
 	if err != nil || !strings.Contains(string(got), "loaded") {
 		t.Fatalf("a frame of the person's tab while B holds it: %s %v", got, err)
 	}

@@ -140,15 +140,7 @@ func TestRedTeamLeftAutoAttachWedgesNoFrame(t *testing.T) {
 	<-b.closed
 	time.Sleep(500 * time.Millisecond)
 	a.bound = 15 * time.Second
-	got, err := a.call(sa, "Runtime.evaluate", map[string]any{
-		"expression": `new Promise(ok => {
-			const f = document.createElement('iframe');
-			f.onload = () => ok('loaded');
-			f.src = '` + site.CrossURL + `/form?frame';
-			document.body.appendChild(f);
-		})`,
-		"awaitPromise": true, "returnByValue": true,
-	})
+	got, err := addCrossFrame(a, sa)
 	if err != nil || !strings.Contains(string(got), "loaded") {
 		t.Fatalf("a frame of the person's tab after B left: %s %v", got, err)
 	}
@@ -330,4 +322,18 @@ func TestRedTeamLeftRenderingShowsOnNoTab(t *testing.T) {
 			}
 		})
 	}
+}
+
+// addCrossFrame has the page of c's session sid add a frame of another
+// site and answers "loaded" once it loaded.
+func addCrossFrame(c *rawClient, sid string) ([]byte, error) {
+	return c.call(sid, "Runtime.evaluate", map[string]any{
+		"expression": `new Promise(ok => {
+			const f = document.createElement('iframe');
+			f.onload = () => ok('loaded');
+			f.src = '` + site.CrossURL + `/form?frame';
+			document.body.appendChild(f);
+		})`,
+		"awaitPromise": true, "returnByValue": true,
+	})
 }

@@ -64,39 +64,13 @@ func TestRedTeamStreamOfAnotherOnASharedTab(t *testing.T) {
 func TestRedTeamObjectOfAnotherOnASharedTab(t *testing.T) {
 	a, b, sa, sb := sharedTab(t, "/form?shared-ids-objects")
 	secret := fmt.Sprintf("secret-of-A-%d", time.Now().UnixNano())
-	res := a.must(sa, "Runtime.evaluate", map[string]any{"expression": `({token: "` + secret + `"})`})
-	var ra struct {
-		Result struct {
-			ObjectID string `json:"objectId"`
-		} `json:"result"`
-	}
-	json.Unmarshal(res, &ra)
-	aid := ra.Result.ObjectID
-	var rg struct {
-		Result struct {
-			ObjectID string `json:"objectId"`
-		} `json:"result"`
-	}
-	json.Unmarshal(a.must(sa, "Runtime.evaluate", map[string]any{"expression": `({grouped: 1})`, "objectGroup": "of-A"}), &rg)
-	grouped := rg.Result.ObjectID
+	aid := sharedObjID(a.must(sa, "Runtime.evaluate", map[string]any{"expression": `({token: "` + secret + `"})`}))
+	grouped := sharedObjID(a.must(sa, "Runtime.evaluate", map[string]any{"expression": `({grouped: 1})`, "objectGroup": "of-A"}))
 	t.Logf("A's object: %s", aid)
-	resB := b.must(sb, "Runtime.evaluate", map[string]any{"expression": `({mine: 1})`})
-	var rb struct {
-		Result struct {
-			ObjectID string `json:"objectId"`
-		} `json:"result"`
-	}
-	json.Unmarshal(resB, &rb)
-	bid := rb.Result.ObjectID
+	bid := sharedObjID(b.must(sb, "Runtime.evaluate", map[string]any{"expression": `({mine: 1})`}))
 	t.Logf("B's object: %s", bid)
-	dot := strings.LastIndex(bid, ".")
-	n, err := strconv.Atoi(bid[dot+1:])
-	if dot < 0 || err != nil {
-		t.Fatalf("object id %q is not numbered as expected: this test shows nothing", bid)
-	}
 	found := ""
-	for i := n - 1; i >= max(1, n-30) && found == ""; i-- {
-		id := bid[:dot+1] + strconv.Itoa(i)
+	for _, id := range idsBefore(t, bid) {
 		got, err := b.call(sb, "Runtime.getProperties", map[string]any{"objectId": id, "ownProperties": true})
 		if err == nil && strings.Contains(string(got), secret) {
 			found = id
@@ -139,19 +113,41 @@ func TestRedTeamTraceOfAnotherOnASharedTab(t *testing.T) {
 	}
 }
 
-// TestRedTeamStreamOfAPageOutsideTheDomains: the person's tab is at a page outside
-// B's domains; A (no policy) prints it to a stream there, then the tab goes
-// to a page inside B's domains. B, held to 127.0.0.1, attaches and reads
-// the stream by its guessed handle: the printed page outside its domains.
+// TestRedTeamStreamOfAPageOutsideTheDomains: the person's tab is at a page
+// outside B's domains; A (no policy) prints it to a stream there, then the
+// tab goes to a page inside B's domains. B, held to 127.0.0.1, attaches and
+// reads the stream by its guessed handle, or after claiming each handle by
+// returning {stream: "N"} by value (which a first cut took for B's own):
+// the printed page outside its domains.
 func TestRedTeamStreamOfAPageOutsideTheDomains(t *testing.T) {
-	const secret = "shared-ids-outside-title-5c1e"
+	for _, claim := range []bool{false, true} {
+		t.Run(fmt.Sprintf("claimed-by-value=%v", claim), func(t *testing.T) {
+			secret := fmt.Sprintf("shared-ids-outside-title-%v", claim)
+			b, sb, handle := outsideStream(t, secret)
+			for h := 1; h <= 10; h++ {
+				if claim {
+					b.call(sb, "Runtime.evaluate", map[string]any{"expression": fmt.Sprintf(`({stream: "%d"})`, h), "returnByValue": true})
+				}
+				if all := readStream(b, sb, strconv.Itoa(h)); strings.Contains(string(all), secret) {
+					t.Errorf("B, held to 127.0.0.1, read stream %d (A's is %s): the PDF of the person's page outside its domains (title %q)", h, handle, secret)
+				}
+			}
+		})
+	}
+}
+
+// outsideStream has A print the person's tab at a page outside B's
+// domains, titled secret, to a stream, then take the tab into them; B,
+// held to 127.0.0.1, is attached there. It returns B, its session and A's
+// stream's handle.
+func outsideStream(t *testing.T, secret string) (b *rawClient, sb, handle string) {
+	t.Helper()
 	srv, tok := endpoint(t)
 	person := personsTab(t, site.CrossURL+"/form?shared-ids-outside")
 	a := dialRawTo(t, srv, tok)
 	sa := a.attach(person)
 	a.eval(sa, `document.title = "`+secret+`", 1`)
-	handle := field(a.must(sa, "Page.printToPDF", map[string]any{"transferMode": "ReturnAsStream"}), "stream")
-	t.Logf("A's stream of the outside page: %q", handle)
+	handle = field(a.must(sa, "Page.printToPDF", map[string]any{"transferMode": "ReturnAsStream"}), "stream")
 	a.must(sa, "Page.navigate", map[string]any{"url": site.URL + "/form?shared-ids-allowed"})
 	for i := 0; !strings.Contains(a.eval(sa, "location.href"), "shared-ids-allowed"); i++ {
 		if i == 100 {
@@ -160,10 +156,8 @@ func TestRedTeamStreamOfAPageOutsideTheDomains(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	a.eval(sa, "document.readyState")
-
-	b := dialRawTo(t, srv, tok)
+	b = dialRawTo(t, srv, tok)
 	b.must("", livetabcdp.CommandSetPolicy, map[string]any{"domains": []string{"127.0.0.1"}})
-	var sb string
 	for i := 0; ; i++ {
 		if i == 50 {
 			t.Fatal("B could not attach at the allowed page")
@@ -172,39 +166,53 @@ func TestRedTeamStreamOfAPageOutsideTheDomains(t *testing.T) {
 		if err == nil {
 			sb = field(res, "sessionId")
 			if at, err := b.call(sb, "Runtime.evaluate", map[string]any{"expression": "location.href", "returnByValue": true}); err == nil && strings.Contains(string(at), "shared-ids-allowed") {
-				break
+				return b, sb, handle
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	for h := 1; h <= 10; h++ {
-		var all []byte
-		for range 2000 {
-			got, err := b.call(sb, "IO.read", map[string]any{"handle": strconv.Itoa(h), "size": 1 << 16})
-			if err != nil {
-				break
-			}
-			var r struct {
-				Data string `json:"data"`
-				B64  bool   `json:"base64Encoded"`
-				EOF  bool   `json:"eof"`
-			}
-			json.Unmarshal(got, &r)
-			if r.B64 {
-				d, _ := base64.StdEncoding.DecodeString(r.Data)
-				all = append(all, d...)
-			} else {
-				all = append(all, r.Data...)
-			}
-			if r.EOF {
-				break
-			}
+}
+
+// readStream reads the stream handle on c's session sid to its end, or to
+// the first error.
+func readStream(c *rawClient, sid, handle string) []byte {
+	var all []byte
+	for range 2000 {
+		got, err := c.call(sid, "IO.read", map[string]any{"handle": handle, "size": 1 << 16})
+		if err != nil {
+			return all
 		}
-		if len(all) > 0 {
-			t.Logf("B read %d bytes of stream %d: %.60q", len(all), h, all)
+		var r struct {
+			Data string `json:"data"`
+			B64  bool   `json:"base64Encoded"`
+			EOF  bool   `json:"eof"`
 		}
-		if strings.Contains(string(all), secret) {
-			t.Errorf("B, held to 127.0.0.1, read stream %d: the PDF of the person's page outside its domains (title %q)", h, secret)
+		json.Unmarshal(got, &r)
+		if r.B64 {
+			d, _ := base64.StdEncoding.DecodeString(r.Data)
+			all = append(all, d...)
+		} else {
+			all = append(all, r.Data...)
+		}
+		if r.EOF {
+			return all
 		}
 	}
+	return all
+}
+
+// idsBefore are the object ids Chrome gave before id on its attachment, the
+// nearest first: V8 numbers them "isolate.context.N".
+func idsBefore(t *testing.T, id string) []string {
+	t.Helper()
+	dot := strings.LastIndex(id, ".")
+	n, err := strconv.Atoi(id[dot+1:])
+	if dot < 0 || err != nil {
+		t.Fatalf("object id %q is not numbered as expected: this test shows nothing", id)
+	}
+	var ids []string
+	for i := n - 1; i >= max(1, n-30); i-- {
+		ids = append(ids, id[:dot+1]+strconv.Itoa(i))
+	}
+	return ids
 }

@@ -96,17 +96,7 @@ func (r *Relay) autoAttachKept(c *Client, t *tab, sid string) jsonv2.Value {
 // t or on one of its frames, or the relay watches t's frames. Call with
 // r.mu held.
 func (r *Relay) othersUseFrames(c *Client, t *tab) bool {
-	for _, s := range t.sessions {
-		if s.client != c {
-			return true
-		}
-	}
-	for _, ch := range r.children {
-		if ch.tab == t && slices.ContainsFunc(ch.sessions, func(s *session) bool { return s.client != c }) {
-			return true
-		}
-	}
-	return r.watchesFrames(t, "")
+	return r.othersOnTab(t, c) || r.watchesFrames(t, "")
 }
 
 // dropState forgets that c set key on the attachment sid of t. Call with
