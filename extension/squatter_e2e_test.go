@@ -108,7 +108,9 @@ func TestSquatterLearnsNothing(t *testing.T) {
 				jsonv2.Unmarshal(f.Params, &keys)
 				for k := range keys {
 					switch k {
-					case "nonce", "version", "userAgent", "extensionId", "attached", "fileAccess":
+					// fullVersion: Chromium's version, which any web page
+					// reads too (navigator.userAgentData).
+					case "nonce", "version", "userAgent", "extensionId", "attached", "fileAccess", "fullVersion":
 					default:
 						t.Errorf("connection %d: hello field %q: %s", i+1, k, m)
 					}
