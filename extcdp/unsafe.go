@@ -60,19 +60,38 @@ var ownTabOnly = map[cdproto.MethodType]string{
 	cdproto.CommandEmulationSetHardwareConcurrencyOverride: "Chrome gives a page its CPU count back only when the debugger leaves it",
 	"Emulation.setVisibleSize":                             "Chrome gives a page its size back only when the debugger leaves it",
 	cdproto.CommandPageSetFontSizes:                        "Chrome gives a page the person's font sizes back only when the debugger leaves it",
-	cdproto.CommandPageSetFontFamilies:                     "Chrome gives a page the person's fonts back only when the debugger leaves it",
 }
 
 // failInOrder refuses m once the tab has answered what the client sent
 // before it on the same session, as Chrome answers a session's commands in
-// order. Playwright sets default fonts on every page of a headless Chrome
-// and fails the page's setup on a refusal: a refusal that overtook the
-// page's Page.getFrameTree failed it before the page had its URL, so the
-// person's tab was listed with none (about 5 connects in 6).
+// order: a refusal that overtook Playwright's Page.getFrameTree failed the
+// page's setup before the page had its URL, so the person's tab was listed
+// with none (about 5 connects in 6).
 func (c *Client) failInOrder(m *cdproto.Message, t *tab, sid, msg string) {
-	c.tabCall(t, sid, cdproto.CommandPageGetFrameTree, jsonv2.Value("{}"), func(jsonv2.Value, error) {
-		c.fail(m.ID, m.SessionID, -32000, msg)
-	})
+	c.inOrder(t, sid, func() { c.fail(m.ID, m.SessionID, -32000, msg) })
+}
+
+// inOrder runs answer once the tab has answered what the client sent
+// before on the same session.
+func (c *Client) inOrder(t *tab, sid string, answer func()) {
+	c.tabCall(t, sid, cdproto.CommandPageGetFrameTree, jsonv2.Value("{}"), func(jsonv2.Value, error) { answer() })
+}
+
+// keepPersonsFonts answers Page.setFontFamilies on a tab the person opened
+// without sending it: Chrome gives a page the person's fonts back only when
+// the debugger leaves it, which another client's session may hold off. Not
+// refused, as Page.setFontSizes is: Playwright sets default fonts on every
+// page of a headless Chrome, and a page whose setup failed never answers
+// its binding calls (page.exposeFunction hung there).
+func (c *Client) keepPersonsFonts(m *cdproto.Message, t *tab, sid string) {
+	var p struct {
+		FontFamilies *jsonv2.Value `json:"fontFamilies"`
+	}
+	if err := jsonv2.Unmarshal(m.Params, &p, wire.Options); err != nil || p.FontFamilies == nil || !strings.HasPrefix(string(*p.FontFamilies), "{") {
+		c.fail(m.ID, m.SessionID, -32602, "Invalid parameters: fontFamilies: an object expected")
+		return
+	}
+	c.inOrder(t, sid, func() { c.reply(m.ID, m.SessionID, nil) })
 }
 
 // opened reports whether t is c's own: a tab it created, or a popup of one.
@@ -104,9 +123,15 @@ func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session)
 		}
 		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab does not close a tab the person opened (Page.close on tab %d): detach with Target.detachFromTarget, or close it on purpose with Livetab.closeTab", t.id))
 		return true
+	case cdproto.CommandPageSetFontFamilies:
+		if c.opened(t) {
+			return false
+		}
+		c.keepPersonsFonts(m, t, sid)
+		return true
 	case cdproto.CommandPageResetNavigationHistory, cdproto.CommandEmulationSetVirtualTimePolicy,
 		cdproto.CommandEmulationSetHardwareConcurrencyOverride, "Emulation.setVisibleSize",
-		cdproto.CommandPageSetFontSizes, cdproto.CommandPageSetFontFamilies:
+		cdproto.CommandPageSetFontSizes:
 		if c.opened(t) {
 			return false
 		}
