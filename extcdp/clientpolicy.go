@@ -289,11 +289,36 @@ func (c *Client) outside(t *tab, url string) string {
 }
 
 // mayUse reports whether a shared-only client may use t: the person shared
-// it, livetab opened it, or a page of livetab's tabs opened it (a popup).
+// it, livetab opened it, or a page of livetab's tabs opened it (a popup,
+// or a popup of one). A window that a shared tab, or a tab of the person's
+// that some client drives, opens is the person's (a compose window with
+// its draft): the extension calls it a popup all the same, and the person
+// shares it on its own (red team: an agent on a shared mail tab read it).
 // Call with r.mu held.
 func (r *Relay) mayUse(t *tab) bool {
-	return t.info.Shared || t.info.Created || t.created || t.info.Popup
+	if t.info.Shared {
+		return true
+	}
+	for range maxOpenerChain {
+		if t.info.Created || t.created {
+			return true
+		}
+		if !t.info.Popup || t.info.OpenerTabID == 0 {
+			return false
+		}
+		o := r.tabs[t.info.OpenerTabID]
+		if o == nil || o == t {
+			return false
+		}
+		t = o
+	}
+	return false
 }
+
+// maxOpenerChain bounds the walk from a popup to the tab that began its
+// chain of openers: pages may open popups that open popups, and a cycle of
+// openers must not hold the relay.
+const maxOpenerChain = 64
 
 // refuseAttach fails an attach that c's policy does not allow.
 func (c *Client) refuseAttach(m *cdproto.Message, sid target.SessionID, t *tab) bool {

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/runtime"
+	cdptarget "github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/livetab/livetab/page"
@@ -173,6 +176,37 @@ func testGuard(t *testing.T, s *suite) {
 	snapshot(t, ctx, p, page.SnapshotOptions{})
 	if a := g.last(); !a.Adopted || a.TargetID != id || !strings.HasSuffix(a.URL, "/nav2.html") {
 		t.Errorf("action on an adopted tab: %+v", a)
+	}
+	// A window the adopted tab opens (the person's compose window) is
+	// the person's too: adopted, not opened by the Page, let go of and
+	// left open by CloseTab.
+	if _, err := chromedp.Run(other2, chromedp.Evaluate[bool](`window.open(location.href + "?from-adopted"); true`, func(p *runtime.EvaluateParams) { p.UserGesture = new(true) })); err != nil {
+		t.Fatal(err)
+	}
+	var pop page.TabInfo
+	for deadline := time.Now().Add(10 * time.Second); pop.ID == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		tabs, _ := p.Tabs(ctx)
+		for _, tb := range tabs {
+			if strings.Contains(tb.URL, "from-adopted") {
+				pop = tb
+			}
+		}
+	}
+	if pop.ID == "" || !pop.Adopted || pop.Opened {
+		t.Fatalf("the adopted tab's window: %+v", pop)
+	}
+	if err := p.SwitchTab(ctx, pop.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.CloseTab(ctx, pop.ID); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if targets, err := chromedp.Targets(other2); err != nil || !slices.ContainsFunc(targets, func(ti *cdptarget.Info) bool { return ti.TargetID == cdptarget.ID(pop.TargetID) }) {
+		t.Errorf("the adopted tab's window is gone after CloseTab (%v)", err)
+	}
+	if err := p.SwitchTab(ctx, ti.ID); err != nil {
+		t.Fatal(err)
 	}
 	if err := p.CloseTab(ctx, ti.ID); err != nil {
 		t.Fatal(err)

@@ -186,7 +186,8 @@ func (p *Page) settledPopups(ctx context.Context, t *tab, m popupMark, want int)
 }
 
 // closePopup closes a tab a page opened that the guard refused: it shows a
-// blocked request, or a page the agent may not see.
+// blocked request, or a page the agent may not see. A window of the
+// person's tab (AttachTab) is the person's: the Page only forgets it.
 func (p *Page) closePopup(t *tab, id target.ID) {
 	p.tabsMu.Lock()
 	p.tabs = slices.DeleteFunc(p.tabs, func(x *tab) bool { return x.targetID == id && x.ctx == nil })
@@ -194,7 +195,11 @@ func (p *Page) closePopup(t *tab, id target.ID) {
 	t.mu.Lock()
 	t.popups = slices.DeleteFunc(t.popups, func(pp popupInfo) bool { return pp.id == id })
 	t.refused[id] = true
+	adopted := t.adopted
 	t.mu.Unlock()
+	if adopted {
+		return
+	}
 	go func() {
 		ctx, cancel := context.WithTimeout(t.ctx, 5*time.Second)
 		defer cancel()

@@ -47,6 +47,10 @@ func (p *Page) adoptPopups() {
 			nt.targetID = pp.id
 			nt.pendingURL = pp.url
 			nt.opener = t
+			// A window the person's tab opened is the person's too (a
+			// compose window of a shared mail tab): the Page lets go of
+			// it, never closes it, and a policy asks as for the opener.
+			nt.adopted = t.adopted
 			p.tabs = append(p.tabs, nt)
 		}
 	}
@@ -73,7 +77,7 @@ func (p *Page) Tabs(ctx context.Context) ([]TabInfo, error) {
 			p.forget(t)
 			continue
 		}
-		ti := TabInfo{ID: t.id, TargetID: string(t.targetID), Current: t == cur, Opened: (t.cancel != nil && !t.adopted) || t.ctx == nil, Attached: t.ctx != nil, Adopted: t.adopted}
+		ti := TabInfo{ID: t.id, TargetID: string(t.targetID), Current: t == cur, Opened: !t.adopted && (t.cancel != nil || t.ctx == nil), Attached: t.ctx != nil, Adopted: t.adopted}
 		if t.ctx == nil {
 			ti.URL = t.pendingURL
 			if t.opener != nil {
@@ -199,7 +203,11 @@ func (p *Page) SwitchTab(ctx context.Context, id string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if t.ctx == nil {
-		tctx, cancel := chromedp.NewContext(p.cfg.tabParent, chromedp.WithTargetID(t.targetID))
+		opts := []chromedp.ContextOption{chromedp.WithTargetID(t.targetID)}
+		if t.adopted {
+			opts = append(opts, chromedp.WithDetachOnCancel())
+		}
+		tctx, cancel := chromedp.NewContext(p.cfg.tabParent, opts...)
 		t.ctx, t.cancel = tctx, cancel
 		if err := p.attachBounded(ctx, t); err != nil {
 			cancel()
