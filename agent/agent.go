@@ -168,7 +168,7 @@ func (s *Server) page(ctx context.Context) (*page.Page, error) {
 		}
 	}
 	tabCtx, cancel := chromedp.NewContext(s.opts.Browser)
-	opts := []page.Option{page.WithGuard(s.pol), page.WithFileSetter(setFiles)}
+	opts := []page.Option{page.WithGuard(s.pol), page.WithFileSetter(s.setFiles)}
 	if s.pol.DownloadDir != "" {
 		opts = append(opts, page.WithDownloadDir(s.pol.DownloadDir))
 	} else {

@@ -183,6 +183,12 @@ func (s *Server) uploadTool(ctx context.Context, a uploadArgs, out *toolOut) (pa
 			if f := progressFunc(ctx, "uploading"); f != nil {
 				uopts = append(uopts, upload.OnProgress(func(p upload.Progress) { f(p.Done, p.Total) }))
 			}
+			// The policy checked the paths; upload checks again the file
+			// it opens and gives the browser (a link swapped in between
+			// reached the page).
+			if dir := s.uploadDir(); dir != "" {
+				uopts = append(uopts, upload.Within(dir))
+			}
 			res, err = put(tctx, upload.Object(el), files, uopts...)
 			return "", err
 		})
@@ -202,13 +208,19 @@ func (s *Server) uploadTool(ctx context.Context, a uploadArgs, out *toolOut) (pa
 	return page.Result{Text: fmt.Sprintf("uploaded %d file(s) (%s):%s\n%s", len(res.Files), res.Mode, b.String(), settled)}, nil
 }
 
+// uploadDir is the directory uploads come from: the upload directory,
+// else the download directory.
+func (s *Server) uploadDir() string {
+	if s.pol.UploadDir != "" {
+		return s.pol.UploadDir
+	}
+	return s.pol.DownloadDir
+}
+
 // uploadPaths takes relative paths in the upload directory (else the
 // download directory), as the person's files are named there.
 func (s *Server) uploadPaths(files []string) []string {
-	dir := s.pol.UploadDir
-	if dir == "" {
-		dir = s.pol.DownloadDir
-	}
+	dir := s.uploadDir()
 	paths := make([]string, len(files))
 	for i, f := range files {
 		if !filepath.IsAbs(f) && dir != "" {
@@ -222,10 +234,14 @@ func (s *Server) uploadPaths(files []string) []string {
 // setFiles puts files into a file input for browser_fill_form as
 // browser_upload does: natively when the browser may read them, else by
 // streaming their bytes.
-func setFiles(ctx context.Context, el runtime.RemoteObjectID, paths []string) error {
+func (s *Server) setFiles(ctx context.Context, el runtime.RemoteObjectID, paths []string) error {
 	files := make([]upload.File, len(paths))
 	for i, p := range paths {
 		files[i] = upload.Path(p)
+	}
+	if dir := s.uploadDir(); dir != "" {
+		_, err := upload.Files(ctx, upload.Object(el), files, upload.Settle(0), upload.Within(dir))
+		return err
 	}
 	// The form settles once, after its submit: a field's own wait for the
 	// page to reject its file would hold up every file field. A page that

@@ -581,6 +581,11 @@ func (p *Policy) checkFiles(files []string) error {
 		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(os.PathSeparator)) || filepath.IsAbs(rel) {
 			return deny(RuleUpload, "%s is outside the upload directory %s; only files in it may be uploaded", f, dir)
 		}
+		// A FIFO or a device would hold the upload (or feed it without
+		// end); a directory has no bytes to give.
+		if st, err := os.Stat(abs); err == nil && !st.Mode().IsRegular() {
+			return deny(RuleUpload, "%s is not a regular file (a directory, FIFO or device); only files are uploaded", f)
+		}
 	}
 	return nil
 }

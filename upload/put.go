@@ -73,6 +73,8 @@ const pageDepth = 3
 // prepared is a file opened for sending.
 type prepared struct {
 	f    File
+	real string      // a Path file's real path, given to the browser
+	info os.FileInfo // a Path file as opened
 	rc   io.ReadCloser
 	br   *bufio.Reader
 	size int64
@@ -143,11 +145,21 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 	}()
 	metas := make([]map[string]string, len(files))
 	for i, f := range files {
-		rc, size, mod, err := f.open()
-		if err != nil {
-			return nil, err
+		var p *prepared
+		if f.path != "" {
+			fh, real, info, err := f.openPath(cfg.within)
+			if err != nil {
+				return nil, err
+			}
+			p = &prepared{f: f, real: real, info: info, rc: fh, size: info.Size(), mod: info.ModTime()}
+		} else {
+			rc, size, mod, err := f.open()
+			if err != nil {
+				return nil, err
+			}
+			p = &prepared{f: f, rc: rc, size: size, mod: mod}
 		}
-		p := &prepared{f: f, rc: rc, br: bufio.NewReaderSize(rc, 4096), size: size, mod: mod}
+		p.br = bufio.NewReaderSize(p.rc, 4096)
 		ps[i] = p
 		head, _ := p.br.Peek(512)
 		p.mime = f.mimeOf(head)
@@ -157,6 +169,24 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 			p.mod = time.Now()
 		}
 		metas[i] = map[string]string{"name": f.Name, "type": p.mime}
+	}
+
+	// The browser opens a native file by its path, after the checks here:
+	// a file another user may swap for a link goes as bytes instead.
+	pathsOK := nativeOK
+	nativeOK = func() error {
+		if err := pathsOK(); err != nil {
+			return err
+		}
+		for _, p := range ps {
+			if p.real == "" {
+				continue
+			}
+			if dir := othersMayChange(p.real); dir != "" {
+				return fmt.Errorf("%w: %s is in %s, which another user may change: the browser would open it by its path after the check, so its bytes are sent from the file as opened", ErrNativeUnavailable, p.f.Name, dir)
+			}
+		}
+		return nil
 	}
 
 	if o == opInput {
@@ -175,14 +205,14 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 			if err := nativeOK(); err != nil {
 				return nil, err
 			}
-			if err := native(ctx, t, el, files); err != nil {
+			if err := native(ctx, t, el, ps); err != nil {
 				return nil, fmt.Errorf("%w: %w", ErrNativeUnavailable, err)
 			}
 			return finishNative(ctx, l, el, ps, cfg)
 		case mode == Auto:
 			err := nativeOK()
 			if err == nil {
-				err = native(ctx, t, el, files)
+				err = native(ctx, t, el, ps)
 				if err == nil {
 					return finishNative(ctx, l, el, ps, cfg)
 				}
@@ -335,25 +365,42 @@ func nativeDrop(ctx context.Context, t *chromedp.Target, l *lib, el runtime.Remo
 		return nil, fmt.Errorf("%w: %s took the dragover but not the drop, so the page did not handle the files", ErrRejected, r)
 	}
 	sums, err := hashAll(ps, cfg)
+	if err == nil {
+		err = readUnchanged(ps)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &Result{Mode: Native, Files: results(st.Files, sums)}, nil
 }
 
+// absPaths are the paths the browser reads: each file's real path, as
+// opened (openPath), and still the file opened.
 func absPaths(ps []*prepared) ([]string, error) {
 	paths := make([]string, len(ps))
 	for i, p := range ps {
-		a, err := filepath.Abs(p.f.path)
-		if err != nil {
+		if p.real == "" {
+			return nil, fmt.Errorf("%s is not a file on disk", p.f.Name)
+		}
+		if err := unchanged(p.f.Name, p.real, p.info); err != nil {
 			return nil, err
 		}
-		if _, err := os.Stat(a); err != nil {
-			return nil, err
-		}
-		paths[i] = a
+		paths[i] = p.real
 	}
 	return paths, nil
+}
+
+// readUnchanged reports ErrChanged for a file the browser read by its path
+// that is no longer the one opened and hashed.
+func readUnchanged(ps []*prepared) error {
+	for _, p := range ps {
+		if p.real != "" {
+			if err := unchanged(p.f.Name, p.real, p.info); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func results(seen []pageFile, sums []string) []FileResult {
@@ -390,19 +437,12 @@ func nativeAllowed(ctx context.Context, t *chromedp.Target, files []File) error 
 	return nil
 }
 
-func native(ctx context.Context, t *chromedp.Target, el runtime.RemoteObjectID, files []File) error {
-	paths := make([]string, len(files))
-	for i, f := range files {
-		p, err := filepath.Abs(f.path)
-		if err != nil {
-			return err
-		}
-		if _, err := os.Stat(p); err != nil {
-			return err
-		}
-		paths[i] = p
+func native(ctx context.Context, t *chromedp.Target, el runtime.RemoteObjectID, ps []*prepared) error {
+	paths, err := absPaths(ps)
+	if err != nil {
+		return err
 	}
-	_, err := cdp.Call(ctx, t, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: paths, ObjectID: el})
+	_, err = cdp.Call(ctx, t, dom.SetFileInputFiles, dom.SetFileInputFilesParams{Files: paths, ObjectID: el})
 	if err != nil {
 		return fmt.Errorf("DOM.setFileInputFiles: %w", err)
 	}
@@ -426,6 +466,9 @@ func finishNative(ctx context.Context, l *lib, el runtime.RemoteObjectID, ps []*
 		}
 	}
 	sums, err := hashAll(ps, cfg)
+	if err == nil {
+		err = readUnchanged(ps)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -129,21 +130,84 @@ func Reader(name string, r io.Reader, size int64) File {
 	return File{Name: name, r: r, size: size}
 }
 
-// open returns the file's bytes, its size (-1 if unknown) and its
-// modification time.
+// ErrNotRegular reports a path that is no regular file: a directory, a
+// FIFO or a device, which an upload would wait on or read forever.
+var ErrNotRegular = errors.New("upload: not a regular file")
+
+// ErrOutside reports a file whose real path (its links resolved) is
+// outside the directory given to Within.
+var ErrOutside = errors.New("upload: outside the directory files may come from")
+
+// ErrChanged reports a file that was replaced, moved or written to while
+// the browser read it by its path: the page may hold other bytes.
+var ErrChanged = errors.New("upload: the file changed while the browser read it")
+
+// openPath opens f's file once, by its real path (links resolved): the one
+// the browser is given, checked inside within (when set), a regular file,
+// and not a link swapped in since.
+func (f File) openPath(within string) (*os.File, string, os.FileInfo, error) {
+	abs, err := filepath.Abs(f.path)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("upload: %w", err)
+	}
+	if within != "" {
+		root, err := filepath.Abs(within)
+		if err == nil {
+			root, err = filepath.EvalSymlinks(root)
+		}
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("upload: the directory files may come from: %w", err)
+		}
+		if rel, err := filepath.Rel(root, abs); err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+			return nil, "", nil, fmt.Errorf("%w (%s): %s", ErrOutside, within, f.Name)
+		}
+	}
+	fh, err := os.OpenFile(abs, openFlags, 0)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("upload: %w", err)
+	}
+	st, err := fh.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%w: %s is a %s", ErrNotRegular, f.Name, kind(st.Mode()))
+	}
+	if err != nil {
+		fh.Close()
+		return nil, "", nil, err
+	}
+	return fh, abs, st, nil
+}
+
+func kind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&os.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&os.ModeDevice != 0:
+		return "device"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
+}
+
+// unchanged reports ErrChanged when the file at real is no longer the one
+// opened as info: another file, a link, or other bytes.
+func unchanged(name, real string, info os.FileInfo) error {
+	now, err := os.Lstat(real)
+	if err != nil || !os.SameFile(now, info) || now.Size() != info.Size() || !now.ModTime().Equal(info.ModTime()) {
+		return fmt.Errorf("%w: %s; upload it again", ErrChanged, name)
+	}
+	return nil
+}
+
+// open returns the bytes of a file made with Bytes or Reader, its size (-1
+// if unknown) and its modification time; Path files use openPath.
 func (f File) open() (io.ReadCloser, int64, time.Time, error) {
 	switch {
-	case f.path != "":
-		fh, err := os.Open(f.path)
-		if err != nil {
-			return nil, 0, time.Time{}, fmt.Errorf("upload: %w", err)
-		}
-		st, err := fh.Stat()
-		if err != nil {
-			fh.Close()
-			return nil, 0, time.Time{}, fmt.Errorf("upload: %w", err)
-		}
-		return fh, st.Size(), st.ModTime(), nil
 	case f.data != nil:
 		return io.NopCloser(bytes.NewReader(f.data)), int64(len(f.data)), time.Time{}, nil
 	case f.r != nil:
@@ -206,12 +270,19 @@ const MaxChunk = 1 << 20
 type Option func(*config)
 
 type config struct {
+	within   string
 	mode     Mode
 	progress func(Progress)
 	chunk    int
 	settle   time.Duration
 	onSet    func()
 }
+
+// Within takes Path files only from dir: a file whose real path (its links
+// resolved) is elsewhere fails with ErrOutside. The path checked is the
+// one opened and the one the browser is given; a file swapped for another
+// while the browser reads it fails with ErrChanged.
+func Within(dir string) Option { return func(c *config) { c.within = dir } }
 
 // WithMode forces a path; the default is Auto.
 func WithMode(m Mode) Option { return func(c *config) { c.mode = m } }

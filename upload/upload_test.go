@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -149,6 +150,46 @@ func runSuite(t *testing.T, newTab func(testing.TB) context.Context, streamed up
 		}
 		if res.Files[0].SHA256 != sum(data) || res.Files[0].MIME != "image/png" {
 			t.Errorf("result %+v", res.Files[0])
+		}
+	})
+
+	t.Run("PathsChecked", func(t *testing.T) {
+		// A FIFO fails at once (an open of it waited for a writer, out of
+		// any context's reach); a link out of Within's directory fails;
+		// a file another user may swap before the browser opens it by its
+		// path goes as bytes.
+		ctx := open(t, newTab)
+		dir := t.TempDir()
+		fifo := filepath.Join(dir, "report.pdf")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := upload.Files(opCtx(t, ctx), upload.CSS("#ref"), []upload.File{upload.Path(fifo)}); !errors.Is(err, upload.ErrNotRegular) {
+			t.Errorf("a FIFO: %v, want ErrNotRegular", err)
+		}
+		inside := filepath.Join(dir, "in")
+		os.Mkdir(inside, 0o700)
+		secret := filepath.Join(dir, "secret.png")
+		os.WriteFile(secret, pngBytes, 0o600)
+		link := filepath.Join(inside, "link.png")
+		os.Symlink(secret, link)
+		if _, err := upload.Files(opCtx(t, ctx), upload.CSS("#ref"), []upload.File{upload.Path(link)}, upload.Within(inside)); !errors.Is(err, upload.ErrOutside) {
+			t.Errorf("a link out of the directory: %v, want ErrOutside", err)
+		}
+		shared := filepath.Join(dir, "shared")
+		os.Mkdir(shared, 0o700)
+		os.Chmod(shared, 0o777)
+		path := filepath.Join(shared, "shared-ref.png")
+		os.WriteFile(path, pngBytes, 0o644)
+		res, err := upload.Files(opCtx(t, ctx), upload.CSS("#ref"), []upload.File{upload.Path(path)}, upload.Within(shared))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Mode != streamed || !strings.Contains(res.Fallback, "another user may change") {
+			t.Errorf("a file in a directory others may write: %s (%s), want %s with the reason", res.Mode, res.Fallback, streamed)
+		}
+		if u := uploaded(t, "input", "shared-ref.png"); u.SHA256 != sum(pngBytes) {
+			t.Errorf("the server got sha256 %s, want %s", u.SHA256, sum(pngBytes))
 		}
 	})
 

@@ -1,0 +1,47 @@
+//go:build unix
+
+package upload
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// openFlags open a file without waiting on a FIFO or device (a writer that
+// never comes would hold the upload where no context reaches) and without
+// following a link in place of the file that was checked.
+const openFlags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOFOLLOW
+
+// othersMayChange names a directory on real's path that a user other than
+// this one (or root) may change: one they own, or one open to their
+// writing without the sticky bit. The browser opens a native upload by its
+// path after the check, and such a user could put a link to the person's
+// other files in its place. "" when there is none.
+func othersMayChange(real string) string {
+	self := uint32(os.Getuid())
+	theirs := func(st os.FileInfo) bool {
+		sys, ok := st.Sys().(*syscall.Stat_t)
+		return ok && sys.Uid != self && sys.Uid != 0
+	}
+	child := real
+	for dir := filepath.Dir(real); ; dir = filepath.Dir(dir) {
+		st, err := os.Stat(dir)
+		if err != nil || theirs(st) {
+			return dir
+		}
+		if st.Mode().Perm()&0o022 != 0 {
+			if st.Mode()&os.ModeSticky == 0 {
+				return dir
+			}
+			// A sticky directory: others may not move what they do not own.
+			if cst, err := os.Lstat(child); err != nil || theirs(cst) {
+				return dir
+			}
+		}
+		if dir == filepath.Dir(dir) {
+			return ""
+		}
+		child = dir
+	}
+}
