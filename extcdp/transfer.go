@@ -48,9 +48,14 @@ var (
 	// maxAhead bounds the writes of a transfer that arrived before the
 	// bytes in front of them.
 	maxAhead = 16
-	// maxReads bounds the reads of one transfer waiting or in progress,
-	// so that a flood of them holds no more than maxReads buffers.
+	// maxReads bounds the reads of one client waiting or in progress,
+	// over all its transfers, so that a flood of them holds no more than
+	// maxReads buffers.
 	maxReads = 4
+	// readsAtOnce bounds the reads of every client that hold a buffer at
+	// once: one client's reads took 500-840 MiB of heap when each of its
+	// transfers had a bound of its own (red team).
+	readsAtOnce = 4
 	// maxTransferRead bounds one Livetab.readTransfer.
 	maxTransferRead int64 = 8 << 20
 	// maxTransferBytes bounds the bytes of the relay's open transfers
@@ -68,7 +73,25 @@ type transfers struct {
 	dir  string // the private directory of the files of transfers from the page, once made
 	byID map[string]*transfer
 	done bool // the relay closed
+	// buffers holds a token for each read that holds its buffer (at most
+	// readsAtOnce), made once.
+	buffers     chan struct{}
+	buffersOnce sync.Once
 }
+
+// buffer waits for a read's turn to hold a buffer; false when ctx ended
+// first. Give the turn back with unbuffer.
+func (ts *transfers) buffer(ctx context.Context) bool {
+	ts.buffersOnce.Do(func() { ts.buffers = make(chan struct{}, readsAtOnce) })
+	select {
+	case ts.buffers <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (ts *transfers) unbuffer() { <-ts.buffers }
 
 type transfer struct {
 	id     string
@@ -207,15 +230,30 @@ func (c *Client) openTransfer(p livetabcdp.OpenTransferParams) (*livetabcdp.Open
 	if n >= maxTransfers {
 		return nil, fmt.Errorf("livetab: this connection has %d transfers open; close one (Livetab.closeTransfer) first", n)
 	}
-	var open int64
+	ts.sweep()
+	var open, mine int64
 	for _, x := range ts.byID {
 		open += x.size
+		if x.owner == c {
+			mine += x.size
+		}
 	}
 	if p.Size > maxTransferBytes-open {
 		return nil, fmt.Errorf("livetab: a transfer of %d bytes does not fit: the open transfers hold %d of the %d bytes livetab keeps on disk at once; send a smaller file or wait for the others", p.Size, open, maxTransferBytes)
 	}
-	if free := diskFree(os.TempDir()); free >= 0 && p.Size > free-diskReserve-open {
+	free := diskFree(os.TempDir())
+	if free >= 0 && p.Size > free-diskReserve-open {
 		return nil, fmt.Errorf("livetab: a transfer of %d bytes would leave the disk of %s nearly full (%d bytes free, %d held for open transfers); free some space or send a smaller file", p.Size, os.TempDir(), free, open)
+	}
+	// One connection holds at most half of what there is: it cannot
+	// leave the others no room (red team: one declared size refused
+	// every other client's transfers).
+	share := maxTransferBytes / 2
+	if free >= 0 {
+		share = min(share, (free-diskReserve)/2)
+	}
+	if mine+p.Size > share {
+		return nil, fmt.Errorf("livetab: a transfer of %d bytes does not fit: this connection's transfers hold %d bytes, and one connection holds at most %d at once; close one (Livetab.closeTransfer) or send a smaller file", p.Size, mine, share)
 	}
 	if err := ts.listen(c.r); err != nil {
 		return nil, err
@@ -386,6 +424,11 @@ func (c *Client) readTransfer(m *cdproto.Message, sid target.SessionID, p liveta
 			c.failErr(m.ID, sid, err)
 			return
 		}
+		if !ts.buffer(c.ctx) {
+			release()
+			return // the client is gone
+		}
+		defer ts.unbuffer()
 		buf := make([]byte, n)
 		if _, err := x.f.ReadAt(buf, p.Offset); err != nil && !errors.Is(err, io.EOF) {
 			release()
@@ -412,8 +455,14 @@ func (ts *transfers) startRead(c *Client, id string, offset int64, kind func(*tr
 	if offset < 0 || offset > x.size {
 		return nil, fmt.Errorf("livetab: offset %d is outside the transfer's %d bytes", offset, x.size)
 	}
-	if x.reads >= maxReads {
-		return nil, fmt.Errorf("livetab: %d reads of the transfer are in flight; wait for their answers", x.reads)
+	reads := 0
+	for _, y := range ts.byID {
+		if y.owner == c {
+			reads += y.reads
+		}
+	}
+	if reads >= maxReads {
+		return nil, fmt.Errorf("livetab: %d reads of this connection's transfers are in flight; wait for their answers", reads)
 	}
 	x.reads++
 	return x, nil
@@ -485,6 +534,19 @@ func (r *Relay) closeTransfer(c *Client, id string) {
 	}
 	ts.end(x)
 	ts.mu.Unlock()
+}
+
+// sweep ends the transfers from the page whose token expired unclaimed:
+// no request can reach them any more, and their declared sizes would hold
+// room from every client until their owner closed them. Call with ts.mu
+// held.
+func (ts *transfers) sweep() {
+	now := time.Now()
+	for _, x := range ts.byID {
+		if !x.toPage && !x.claimed && x.reads == 0 && now.After(x.expires) {
+			ts.end(x)
+		}
+	}
 }
 
 // end closes x and forgets it. Call with ts.mu held.
