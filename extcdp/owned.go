@@ -240,11 +240,18 @@ func (c *Client) noteOwned(m *cdproto.Message, t *tab) func(jsonv2.Value) {
 	return func(res jsonv2.Value) {
 		if streams {
 			var p struct {
-				Stream string `json:"stream"`
+				Stream   string `json:"stream"`
+				Resource struct {
+					Stream string `json:"stream"`
+				} `json:"resource"` // Network.loadNetworkResource's
 			}
-			if jsonv2.Unmarshal(res, &p, wire.Options) == nil && p.Stream != "" {
+			if jsonv2.Unmarshal(res, &p, wire.Options) == nil {
 				r.mu.Lock()
-				t.owned.note(streamKey+p.Stream, c)
+				for _, s := range []string{p.Stream, p.Resource.Stream} {
+					if s != "" {
+						t.owned.note(streamKey+s, c)
+					}
+				}
 				r.mu.Unlock()
 			}
 		}
@@ -257,8 +264,10 @@ func (c *Client) noteOwned(m *cdproto.Message, t *tab) func(jsonv2.Value) {
 // streamResults are the commands whose reply names a stream (its
 // "stream"), the trace's aside (tracing.go).
 var streamResults = map[cdproto.MethodType]bool{
-	cdproto.CommandPagePrintToPDF:                true,
-	cdproto.CommandFetchTakeResponseBodyAsStream: true,
+	cdproto.CommandPagePrintToPDF:                     true,
+	cdproto.CommandFetchTakeResponseBodyAsStream:      true,
+	"Network.takeResponseBodyForInterceptionAsStream": true, // dropped from cdproto, still in Chrome
+	cdproto.CommandNetworkLoadNetworkResource:         true,
 }
 
 // noteObjects notes the object ids in data, a reply or an event of t, as
