@@ -19,6 +19,8 @@ func TestRedTeamGesturesWedgeNoBrowser(t *testing.T) {
 	if env == nil {
 		browsertest.RequireChromium(t)
 	}
+	// One browser, started again only when an attack took it down.
+	e := startCrashEnv(t)
 	for _, tc := range []struct {
 		name   string
 		method string
@@ -35,8 +37,7 @@ func TestRedTeamGesturesWedgeNoBrowser(t *testing.T) {
 		{"scrollRepeatFast", "Input.synthesizeScrollGesture", map[string]any{"x": 10, "y": 10, "yDistance": -1, "speed": 1000000000, "repeatCount": 1000000000, "repeatDelayMs": 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// A browser each: the one before may be down.
-			e := startCrashEnv(t)
+			e.ensure(t)
 			c := dialCDP(t, e.url)
 			c.bound = 15 * time.Second
 			tid, sid := c.newTab(t, site.URL+"/form?gesture-"+tc.name)
@@ -55,7 +56,7 @@ func TestRedTeamGesturesWedgeNoBrowser(t *testing.T) {
 		})
 	}
 	// A gesture a test or a person's hand makes still runs.
-	e := startCrashEnv(t)
+	e.ensure(t)
 	c := dialCDP(t, e.url)
 	c.bound = 15 * time.Second
 	_, sid := c.newTab(t, site.URL+"/form?gesture-ok")
