@@ -300,7 +300,8 @@ func (r *Relay) mayUse(t *tab) bool {
 		return true
 	}
 	for range maxOpenerChain {
-		if t.info.Created || t.created {
+		// A tab a program kept (Livetab.keepTab) is the person's now.
+		if t.created || t.info.Created && !t.kept {
 			return true
 		}
 		if !t.info.Popup || t.info.OpenerTabID == 0 {

@@ -26,13 +26,13 @@ func TestRedTeamTransferReservationStarvesOthers(t *testing.T) {
 	a := dialRawTo(t, srv, tok)
 	b := dialRawTo(t, srv, tok)
 
-	size := int64(32 << 30)
+	// Half of the room, less a margin for what others hold meanwhile.
+	room := int64(64 << 30)
 	var st syscall.Statfs_t
 	if syscall.Statfs(os.TempDir(), &st) == nil {
-		if free := int64(st.Bavail) * int64(st.Bsize); (free-(1<<30))/2-(64<<20) < size {
-			size = (free-(1<<30))/2 - (64 << 20)
-		}
+		room = min(room, int64(st.Bavail)*int64(st.Bsize)-(1<<30))
 	}
+	size := room/2 - 64<<20
 	if _, err := a.call("", livetabcdp.CommandOpenTransfer, map[string]any{"direction": livetabcdp.TransferFromPage, "size": size + 128<<20}); err == nil || !strings.Contains(err.Error(), "one connection") {
 		t.Errorf("client A's transfer past half of the room: %v, want a refusal that says one connection holds at most half", err)
 	}

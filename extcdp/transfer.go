@@ -48,16 +48,16 @@ var (
 	// maxAhead bounds the writes of a transfer that arrived before the
 	// bytes in front of them.
 	maxAhead = 16
-	// maxReads bounds the reads of one client waiting or in progress,
-	// over all its transfers, so that a flood of them holds no more than
-	// maxReads buffers.
+	// maxReads bounds the reads of one transfer waiting or in progress.
 	maxReads = 4
 	// readsAtOnce bounds the reads of every client that hold a buffer at
-	// once: one client's reads took 500-840 MiB of heap when each of its
-	// transfers had a bound of its own (red team).
+	// once; the others wait their turn. One client's reads took 500-840
+	// MiB of heap when each of its transfers had a bound of its own only
+	// (red team). A bound per client refused two captures on one
+	// connection.
 	readsAtOnce = 4
 	// maxTransferRead bounds one Livetab.readTransfer.
-	maxTransferRead int64 = 8 << 20
+	maxTransferRead int64 = 2 << 20
 	// maxTransferBytes bounds the bytes of the relay's open transfers
 	// together, and diskReserve is what they leave free on the disk of
 	// their temporary files: a program with the endpoint's token must not
@@ -245,15 +245,17 @@ func (c *Client) openTransfer(p livetabcdp.OpenTransferParams) (*livetabcdp.Open
 	if free >= 0 && p.Size > free-diskReserve-open {
 		return nil, fmt.Errorf("livetab: a transfer of %d bytes would leave the disk of %s nearly full (%d bytes free, %d held for open transfers); free some space or send a smaller file", p.Size, os.TempDir(), free, open)
 	}
-	// One connection holds at most half of what there is: it cannot
-	// leave the others no room (red team: one declared size refused
-	// every other client's transfers).
-	share := maxTransferBytes / 2
+	// One connection holds at most half of the room the others leave: it
+	// cannot leave them none (red team: one declared size refused every
+	// other client's transfers; two connections of one program each took
+	// half of the whole).
+	room := maxTransferBytes
 	if free >= 0 {
-		share = min(share, (free-diskReserve)/2)
+		room = min(room, free-diskReserve)
 	}
+	share := (room - (open - mine)) / 2
 	if mine+p.Size > share {
-		return nil, fmt.Errorf("livetab: a transfer of %d bytes does not fit: this connection's transfers hold %d bytes, and one connection holds at most %d at once; close one (Livetab.closeTransfer) or send a smaller file", p.Size, mine, share)
+		return nil, fmt.Errorf("livetab: a transfer of %d bytes does not fit: this connection's transfers hold %d bytes, and one connection holds at most half of the room the others leave (%d bytes); close one (Livetab.closeTransfer) or send a smaller file", p.Size, mine, share)
 	}
 	if err := ts.listen(c.r); err != nil {
 		return nil, err
@@ -455,14 +457,8 @@ func (ts *transfers) startRead(c *Client, id string, offset int64, kind func(*tr
 	if offset < 0 || offset > x.size {
 		return nil, fmt.Errorf("livetab: offset %d is outside the transfer's %d bytes", offset, x.size)
 	}
-	reads := 0
-	for _, y := range ts.byID {
-		if y.owner == c {
-			reads += y.reads
-		}
-	}
-	if reads >= maxReads {
-		return nil, fmt.Errorf("livetab: %d reads of this connection's transfers are in flight; wait for their answers", reads)
+	if x.reads >= maxReads {
+		return nil, fmt.Errorf("livetab: %d reads of the transfer are in flight; wait for their answers", x.reads)
 	}
 	x.reads++
 	return x, nil

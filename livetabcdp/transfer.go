@@ -71,7 +71,8 @@ var WriteTransfer = cdp.Command[WriteTransferParams, cdp.Empty]{Method: CommandW
 type ReadTransferParams struct {
 	Transfer string `json:"transfer"`
 	Offset   int64  `json:"offset"`
-	// Size is the most bytes to return (at most 8 MiB).
+	// Size is the most bytes to return (at most 2 MiB; fewer come back
+	// near the end, or when asked for more).
 	Size int64 `json:"size"`
 }
 

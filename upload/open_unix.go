@@ -4,7 +4,9 @@ package upload
 
 import (
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"syscall"
 )
 
@@ -24,13 +26,24 @@ func othersMayChange(real string) string {
 		sys, ok := st.Sys().(*syscall.Stat_t)
 		return ok && sys.Uid != self && sys.Uid != 0
 	}
+	// A group's writing counts unless the group is this user's own (the
+	// private group of systems whose umask is 002, where every directory
+	// the person makes is 0775).
+	others := func(st os.FileInfo) bool {
+		perm := st.Mode().Perm()
+		if perm&0o002 != 0 {
+			return true
+		}
+		sys, ok := st.Sys().(*syscall.Stat_t)
+		return perm&0o020 != 0 && !(ok && ownGroup(sys.Gid))
+	}
 	child := real
 	for dir := filepath.Dir(real); ; dir = filepath.Dir(dir) {
 		st, err := os.Stat(dir)
 		if err != nil || theirs(st) {
 			return dir
 		}
-		if st.Mode().Perm()&0o022 != 0 {
+		if others(st) {
 			if st.Mode()&os.ModeSticky == 0 {
 				return dir
 			}
@@ -44,4 +57,18 @@ func othersMayChange(real string) string {
 		}
 		child = dir
 	}
+}
+
+// ownGroup reports whether gid is this user's private group: named as the
+// user is, and the user's primary group.
+func ownGroup(gid uint32) bool {
+	if uint32(os.Getgid()) != gid {
+		return false
+	}
+	u, err := user.Current()
+	if err != nil {
+		return false
+	}
+	g, err := user.LookupGroupId(strconv.FormatUint(uint64(gid), 10))
+	return err == nil && g.Name == u.Username
 }
