@@ -147,10 +147,3 @@ func TestRedTeamPopupOfASharedTabStaysThePersons(t *testing.T) {
 		t.Errorf("the person's window %s was closed by the agent", popup)
 	}
 }
-
-func firstLineZZP(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
