@@ -1,3 +1,5 @@
+//go:build unix
+
 package agent
 
 import (
@@ -43,20 +45,7 @@ func TestRedTeamUploadFIFODoesNotHang(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	pol := &policy.Policy{AllowDomains: []string{"127.0.0.1"}, UploadDir: up}
-	s, err := New(Options{Browser: env.Allocator(t), Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	ct, stt := mcp.NewInMemoryTransports()
-	if _, err := s.MCPServer().Connect(ctx, stt, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "livetab-test", Version: "v0"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := connect(t, newServer(t, Options{Browser: env.Allocator(t), Policy: pol}))
 	c := &client{cs}
 	c.ok(t, "browser_navigate", map[string]any{"url": st.URL + "/"})
 

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,8 +12,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/livetab/livetab/internal/browsertest"
 	"github.com/livetab/livetab/policy"
@@ -80,24 +77,8 @@ func TestRedTeamUploadSymlinkRaceAfterCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
-	defer cancel()
 	pol := &policy.Policy{AllowDomains: []string{"127.0.0.1"}, UploadDir: up}
-	s, err := New(Options{Browser: env.Allocator(t), Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	ct, stt := mcp.NewInMemoryTransports()
-	if _, err := s.MCPServer().Connect(ctx, stt, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "livetab-test", Version: "v0"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	c := &client{cs}
+	c := &client{connect(t, newServer(t, Options{Browser: env.Allocator(t), Policy: pol}))}
 	c.ok(t, "browser_navigate", map[string]any{"url": st.URL + "/"})
 
 	// Another program flips the name, atomically, by rename.

@@ -7,6 +7,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -59,8 +60,9 @@ func othersMayChange(real string) string {
 	}
 }
 
-// ownGroup reports whether gid is this user's private group: named as the
-// user is, and the user's primary group.
+// ownGroup reports whether gid is this user's private group: the user's
+// primary group, named as the user is, with no members listed and no other
+// user's primary group (/etc/group, /etc/passwd).
 func ownGroup(gid uint32) bool {
 	if uint32(os.Getgid()) != gid {
 		return false
@@ -70,5 +72,22 @@ func ownGroup(gid uint32) bool {
 		return false
 	}
 	g, err := user.LookupGroupId(strconv.FormatUint(uint64(gid), 10))
-	return err == nil && g.Name == u.Username
+	if err != nil || g.Name != u.Username {
+		return false
+	}
+	id := strconv.FormatUint(uint64(gid), 10)
+	alone := func(file string, others func(f []string) bool) bool {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return false
+		}
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if others(strings.Split(line, ":")) {
+				return false
+			}
+		}
+		return true
+	}
+	return alone("/etc/group", func(f []string) bool { return len(f) >= 4 && f[2] == id && strings.TrimSpace(f[3]) != "" }) &&
+		alone("/etc/passwd", func(f []string) bool { return len(f) >= 4 && f[3] == id && f[2] != u.Uid })
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -73,8 +72,7 @@ const pageDepth = 3
 // prepared is a file opened for sending.
 type prepared struct {
 	f    File
-	real string      // a Path file's real path, given to the browser
-	info os.FileInfo // a Path file as opened
+	path *pathFile // a Path file as opened; nil for the others
 	rc   io.ReadCloser
 	br   *bufio.Reader
 	size int64
@@ -147,11 +145,11 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 	for i, f := range files {
 		var p *prepared
 		if f.path != "" {
-			fh, real, info, err := f.openPath(cfg.within)
+			pf, err := f.openPath(cfg.within)
 			if err != nil {
 				return nil, err
 			}
-			p = &prepared{f: f, real: real, info: info, rc: fh, size: info.Size(), mod: info.ModTime()}
+			p = &prepared{f: f, path: pf, rc: pf, size: pf.info.Size(), mod: pf.info.ModTime()}
 		} else {
 			rc, size, mod, err := f.open()
 			if err != nil {
@@ -179,10 +177,10 @@ func upload(ctx context.Context, t *chromedp.Target, o op, r Ref, files []File, 
 			return err
 		}
 		for _, p := range ps {
-			if p.real == "" {
+			if p.path == nil {
 				continue
 			}
-			if dir := othersMayChange(p.real); dir != "" {
+			if dir := othersMayChange(p.path.real); dir != "" {
 				return fmt.Errorf("%w: %s is in %s, which another user may change: the browser would open it by its path after the check, so its bytes are sent from the file as opened", ErrNativeUnavailable, p.f.Name, dir)
 			}
 		}
@@ -379,13 +377,13 @@ func nativeDrop(ctx context.Context, t *chromedp.Target, l *lib, el runtime.Remo
 func absPaths(ps []*prepared) ([]string, error) {
 	paths := make([]string, len(ps))
 	for i, p := range ps {
-		if p.real == "" {
+		if p.path == nil {
 			return nil, fmt.Errorf("%s is not a file on disk", p.f.Name)
 		}
-		if err := unchanged(p.f.Name, p.real, p.info); err != nil {
+		if err := p.path.unchanged(p.f.Name); err != nil {
 			return nil, err
 		}
-		paths[i] = p.real
+		paths[i] = p.path.real
 	}
 	return paths, nil
 }
@@ -394,8 +392,8 @@ func absPaths(ps []*prepared) ([]string, error) {
 // that is no longer the one opened and hashed.
 func readUnchanged(ps []*prepared) error {
 	for _, p := range ps {
-		if p.real != "" {
-			if err := unchanged(p.f.Name, p.real, p.info); err != nil {
+		if p.path != nil {
+			if err := p.path.unchanged(p.f.Name); err != nil {
 				return err
 			}
 		}
@@ -462,7 +460,11 @@ func finishNative(ctx context.Context, l *lib, el runtime.RemoteObjectID, ps []*
 		// that the same file can be chosen again: describe them from here.
 		seen = make([]pageFile, len(ps))
 		for i, p := range ps {
-			seen[i] = pageFile{Name: filepath.Base(p.f.path), Type: p.mime, Size: p.size, LastModified: p.mod.UnixMilli()}
+			name := filepath.Base(p.f.path)
+			if p.path != nil {
+				name = filepath.Base(p.path.real) // the path the browser was given
+			}
+			seen[i] = pageFile{Name: name, Type: p.mime, Size: p.size, LastModified: p.mod.UnixMilli()}
 		}
 	}
 	sums, err := hashAll(ps, cfg)

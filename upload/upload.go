@@ -142,42 +142,71 @@ var ErrOutside = errors.New("upload: outside the directory files may come from")
 // the browser read it by its path: the page may hold other bytes.
 var ErrChanged = errors.New("upload: the file changed while the browser read it")
 
+// pathFile is a Path file as opened.
+type pathFile struct {
+	*os.File
+	real string      // its real path, the one the browser is given
+	info os.FileInfo // as opened
+	root *os.Root    // Within's directory, held open: later looks stay in it
+	rel  string      // real, from root
+}
+
+func (p *pathFile) Close() error {
+	if p.root != nil {
+		p.root.Close()
+	}
+	return p.File.Close()
+}
+
 // openPath opens f's file once, by its real path (links resolved): the one
-// the browser is given, checked inside within (when set), a regular file,
-// and not a link swapped in since.
-func (f File) openPath(within string) (*os.File, string, os.FileInfo, error) {
+// the browser is given, a regular file, not a link swapped in since, and,
+// with within set, opened through that directory (os.Root), so that no
+// directory on the way swapped for a link takes the open out of it.
+func (f File) openPath(within string) (*pathFile, error) {
 	abs, err := filepath.Abs(f.path)
 	if err == nil {
 		abs, err = filepath.EvalSymlinks(abs)
 	}
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("upload: %w", err)
+		return nil, fmt.Errorf("upload: %w", err)
 	}
+	p := &pathFile{real: abs}
 	if within != "" {
-		root, err := filepath.Abs(within)
+		dir, err := filepath.Abs(within)
 		if err == nil {
-			root, err = filepath.EvalSymlinks(root)
+			dir, err = filepath.EvalSymlinks(dir)
 		}
 		if err != nil {
-			return nil, "", nil, fmt.Errorf("upload: the directory files may come from: %w", err)
+			return nil, fmt.Errorf("upload: the directory files may come from: %w", err)
 		}
-		if rel, err := filepath.Rel(root, abs); err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-			return nil, "", nil, fmt.Errorf("%w (%s): %s", ErrOutside, within, f.Name)
+		rel, err := filepath.Rel(dir, abs)
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+			return nil, fmt.Errorf("%w (%s): %s", ErrOutside, within, f.Name)
 		}
+		if p.root, err = os.OpenRoot(dir); err != nil {
+			return nil, fmt.Errorf("upload: the directory files may come from: %w", err)
+		}
+		p.rel = rel
+		p.File, err = p.root.OpenFile(rel, openFlags, 0)
+		if err != nil {
+			p.root.Close()
+			if strings.Contains(err.Error(), "escapes") {
+				return nil, fmt.Errorf("%w (%s): %s: %w", ErrOutside, within, f.Name, err)
+			}
+			return nil, fmt.Errorf("upload: %w", err)
+		}
+	} else if p.File, err = os.OpenFile(abs, openFlags, 0); err != nil {
+		return nil, fmt.Errorf("upload: %w", err)
 	}
-	fh, err := os.OpenFile(abs, openFlags, 0)
+	p.info, err = p.File.Stat()
+	if err == nil && !p.info.Mode().IsRegular() {
+		err = fmt.Errorf("%w: %s is a %s", ErrNotRegular, f.Name, kind(p.info.Mode()))
+	}
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("upload: %w", err)
+		p.Close()
+		return nil, err
 	}
-	st, err := fh.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("%w: %s is a %s", ErrNotRegular, f.Name, kind(st.Mode()))
-	}
-	if err != nil {
-		fh.Close()
-		return nil, "", nil, err
-	}
-	return fh, abs, st, nil
+	return p, nil
 }
 
 func kind(m os.FileMode) string {
@@ -194,11 +223,18 @@ func kind(m os.FileMode) string {
 	return "special file"
 }
 
-// unchanged reports ErrChanged when the file at real is no longer the one
-// opened as info: another file, a link, or other bytes.
-func unchanged(name, real string, info os.FileInfo) error {
-	now, err := os.Lstat(real)
-	if err != nil || !os.SameFile(now, info) || now.Size() != info.Size() || !now.ModTime().Equal(info.ModTime()) {
+// unchanged reports ErrChanged when the file at p's path is no longer the
+// one opened: another file, a link, or other bytes. With Within's
+// directory the look goes through it.
+func (p *pathFile) unchanged(name string) error {
+	var now os.FileInfo
+	var err error
+	if p.root != nil {
+		now, err = p.root.Lstat(p.rel)
+	} else {
+		now, err = os.Lstat(p.real)
+	}
+	if err != nil || !os.SameFile(now, p.info) || now.Size() != p.info.Size() || !now.ModTime().Equal(p.info.ModTime()) {
 		return fmt.Errorf("%w: %s; upload it again", ErrChanged, name)
 	}
 	return nil

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -161,11 +160,12 @@ func runSuite(t *testing.T, newTab func(testing.TB) context.Context, streamed up
 		ctx := open(t, newTab)
 		dir := t.TempDir()
 		fifo := filepath.Join(dir, "report.pdf")
-		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		if err := mkfifo(fifo); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 			t.Fatal(err)
-		}
-		if _, err := upload.Files(opCtx(t, ctx), upload.CSS("#ref"), []upload.File{upload.Path(fifo)}); !errors.Is(err, upload.ErrNotRegular) {
-			t.Errorf("a FIFO: %v, want ErrNotRegular", err)
+		} else if err == nil {
+			if _, err := upload.Files(opCtx(t, ctx), upload.CSS("#ref"), []upload.File{upload.Path(fifo)}); !errors.Is(err, upload.ErrNotRegular) {
+				t.Errorf("a FIFO: %v, want ErrNotRegular", err)
+			}
 		}
 		inside := filepath.Join(dir, "in")
 		os.Mkdir(inside, 0o700)
