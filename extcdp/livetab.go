@@ -3,6 +3,7 @@ package extcdp
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/cdp"
@@ -143,6 +144,15 @@ func (c *Client) livetabCommand(ctx context.Context, m *cdproto.Message, sid tar
 		if mine {
 			t.creator, t.created, t.kept = nil, false, true
 			r.syncDrivenTabs(c) // the person's now: held only while c drives it
+			// The extension keeps "created" across relays: told, a relay
+			// started later takes the tab (and its popups) for the
+			// person's as well. An extension from before the method
+			// refuses it; this relay knows either way.
+			go func(id int64) {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				r.b.Call(ctx, wire.KeepTab, 0, wire.TabParams{TabID: id}) //nolint:errcheck // best effort
+			}(t.id)
 		}
 		r.mu.Unlock()
 		switch {

@@ -51,7 +51,8 @@ var (
 	// maxReads bounds the reads of one transfer waiting or in progress.
 	maxReads = 4
 	// readsAtOnce bounds the reads of every client that hold a buffer at
-	// once; the others wait their turn. One client's reads took 500-840
+	// once (until their answer is queued, where the client's own bound of
+	// what it leaves unread holds it); the others wait their turn. One client's reads took 500-840
 	// MiB of heap when each of its transfers had a bound of its own only
 	// (red team). A bound per client refused two captures on one
 	// connection.
@@ -221,6 +222,7 @@ func (c *Client) openTransfer(p livetabcdp.OpenTransferParams) (*livetabcdp.Open
 	if ts.done {
 		return nil, ErrRelayClosed
 	}
+	ts.sweep()
 	n := 0
 	for _, x := range ts.byID {
 		if x.owner == c {
@@ -230,7 +232,6 @@ func (c *Client) openTransfer(p livetabcdp.OpenTransferParams) (*livetabcdp.Open
 	if n >= maxTransfers {
 		return nil, fmt.Errorf("livetab: this connection has %d transfers open; close one (Livetab.closeTransfer) first", n)
 	}
-	ts.sweep()
 	var open, mine int64
 	for _, x := range ts.byID {
 		open += x.size
@@ -532,14 +533,14 @@ func (r *Relay) closeTransfer(c *Client, id string) {
 	ts.mu.Unlock()
 }
 
-// sweep ends the transfers from the page whose token expired unclaimed:
-// no request can reach them any more, and their declared sizes would hold
-// room from every client until their owner closed them. Call with ts.mu
-// held.
+// sweep ends the transfers whose token expired unclaimed: no request
+// reaches them any more (a transfer to the page lives transferTTL past its
+// last write), and their declared sizes would hold room from every client
+// until their owner closed them. Call with ts.mu held.
 func (ts *transfers) sweep() {
 	now := time.Now()
 	for _, x := range ts.byID {
-		if !x.toPage && !x.claimed && x.reads == 0 && now.After(x.expires) {
+		if !x.claimed && x.reads == 0 && now.After(x.expires) {
 			ts.end(x)
 		}
 	}

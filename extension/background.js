@@ -428,7 +428,7 @@ const pauseLoaded = chrome.storage.local.get('paused')
   .catch(() => {});
 
 /** What works while paused: nothing here touches a page. */
-const PAUSE_ALLOWED = new Set(['ext.targets', 'ext.detach', 'ext.closeTab', 'ext.setPolicy', 'ext.unguard', 'ext.fileAccess', 'ext.activity']);
+const PAUSE_ALLOWED = new Set(['ext.targets', 'ext.detach', 'ext.closeTab', 'ext.keepTab', 'ext.setPolicy', 'ext.unguard', 'ext.fileAccess', 'ext.activity']);
 
 /** Shows the pause on the toolbar button of every tab. */
 function paintPause() {
@@ -1203,6 +1203,18 @@ const ops = {
     const tabId = tabIdOf(params, 'ext.closeTab');
     if (params.quiet === true) await quieten(tabId);
     await chrome.tabs.remove(tabId);
+    return {};
+  },
+
+  // A program handed its tab to the person (Livetab.keepTab): the tab is
+  // reported as created by livetab no more, so that a relay that starts
+  // later takes it (and the windows it opens) for the person's as well.
+  async 'ext.keepTab'(params) {
+    const tabId = tabIdOf(params, 'ext.keepTab');
+    await restored;
+    if (created.delete(tabId)) persist();
+    const tab = await chrome.tabs.get(tabId).catch(() => undefined);
+    if (tab) tabEvent('ext.tabUpdated', tab);
     return {};
   },
 

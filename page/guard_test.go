@@ -195,15 +195,33 @@ func testGuard(t *testing.T, s *suite) {
 	if pop.ID == "" || !pop.Adopted || pop.Opened {
 		t.Fatalf("the adopted tab's window: %+v", pop)
 	}
-	if err := p.SwitchTab(ctx, pop.ID); err != nil {
+	// Let go of once attached, and never attached (on plain Chrome an
+	// attach only to close it closed the person's window).
+	if err := p.CloseTab(ctx, pop.ID); err != nil {
 		t.Fatal(err)
+	}
+	if err := p.SwitchTab(ctx, pop.ID); err == nil {
+		t.Errorf("the window let go of is still the Page's")
+	}
+	time.Sleep(300 * time.Millisecond)
+	if targets, err := chromedp.Targets(other2); err != nil || !slices.ContainsFunc(targets, func(ti *cdptarget.Info) bool { return ti.TargetID == cdptarget.ID(pop.TargetID) }) {
+		t.Errorf("the adopted tab's window is gone after CloseTab of it unattached (%v)", err)
+	}
+	if _, err := p.AttachTab(ctx, pop.TargetID); err != nil {
+		t.Fatal(err)
+	}
+	tabs, _ := p.Tabs(ctx)
+	for _, tb := range tabs {
+		if tb.TargetID == pop.TargetID {
+			pop = tb
+		}
 	}
 	if err := p.CloseTab(ctx, pop.ID); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
 	if targets, err := chromedp.Targets(other2); err != nil || !slices.ContainsFunc(targets, func(ti *cdptarget.Info) bool { return ti.TargetID == cdptarget.ID(pop.TargetID) }) {
-		t.Errorf("the adopted tab's window is gone after CloseTab (%v)", err)
+		t.Errorf("the adopted tab's window is gone after CloseTab of it attached (%v)", err)
 	}
 	if err := p.SwitchTab(ctx, ti.ID); err != nil {
 		t.Fatal(err)
@@ -215,7 +233,7 @@ func testGuard(t *testing.T, s *suite) {
 	if err != nil || title != "Second page" {
 		t.Errorf("the person's tab after CloseTab: %q %v", title, err)
 	}
-	tabs, _ := p.Tabs(ctx)
+	tabs, _ = p.Tabs(ctx)
 	for _, tb := range tabs {
 		if tb.TargetID == id {
 			t.Errorf("CloseTab kept the adopted tab: %+v", tabs)

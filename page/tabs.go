@@ -244,6 +244,12 @@ func (p *Page) CloseTab(ctx context.Context, id string) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if t.ctx == nil && t.adopted {
+		// A window of the person's tab, never attached: nothing to let
+		// go of, and it is not the Page's to close.
+		p.forget(t)
+		return nil
+	}
 	if t.ctx == nil {
 		// A popup not attached yet: attach only to close it.
 		t.ctx, t.cancel = chromedp.NewContext(p.cfg.tabParent, chromedp.WithTargetID(t.targetID))

@@ -127,6 +127,10 @@ const (
 	CreateTab   = "ext.createTab"
 	CloseTab    = "ext.closeTab"
 	ActivateTab = "ext.activateTab"
+	// KeepTab {tabId}: a program handed its tab to the person
+	// (Livetab.keepTab); the extension reports it as created by livetab no
+	// more, so that a relay started later takes it for the person's too.
+	KeepTab = "ext.keepTab"
 	FileAccess  = "ext.fileAccess"
 	// Window reads a tab's window: {windowId, left, top, width, height,
 	// state, contentWidth, contentHeight}.
