@@ -130,8 +130,8 @@ const (
 	// KeepTab {tabId}: a program handed its tab to the person
 	// (Livetab.keepTab); the extension reports it as created by livetab no
 	// more, so that a relay started later takes it for the person's too.
-	KeepTab = "ext.keepTab"
-	FileAccess  = "ext.fileAccess"
+	KeepTab    = "ext.keepTab"
+	FileAccess = "ext.fileAccess"
 	// Window reads a tab's window: {windowId, left, top, width, height,
 	// state, contentWidth, contentHeight}.
 	Window = "ext.window"
