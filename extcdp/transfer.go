@@ -52,10 +52,10 @@ var (
 	maxReads = 4
 	// readsAtOnce bounds the reads of every client that hold a buffer at
 	// once (until their answer is queued, where the client's own bound of
-	// what it leaves unread holds it); the others wait their turn. One client's reads took 500-840
-	// MiB of heap when each of its transfers had a bound of its own only
-	// (red team). A bound per client refused two captures on one
-	// connection.
+	// what it leaves unread holds it); the others wait their turn. One
+	// client's reads took 500-840 MiB of heap when each of its transfers
+	// had a bound of its own only (red team). A bound per client refused
+	// two captures on one connection.
 	readsAtOnce = 4
 	// maxTransferRead bounds one Livetab.readTransfer.
 	maxTransferRead int64 = 2 << 20
