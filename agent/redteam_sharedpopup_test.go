@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/livetab/livetab/internal/browsertest"
@@ -81,35 +80,9 @@ func TestRedTeamPopupOfASharedTabStaysThePersons(t *testing.T) {
 
 	// The person opens a window from the shared tab, with a click (a user
 	// gesture) of their own.
-	res, err := u.Call(ctx, "Target.attachToTarget", map[string]any{"targetId": id, "flatten": true})
+	popup, err := u.OpenWindow(ctx, id, st.URL+"/compose?token=TOKEN-SHARED-POPUP")
 	if err != nil {
-		t.Fatal(err)
-	}
-	var a struct {
-		SessionID string `json:"sessionId"`
-	}
-	if err := jsonv2.Unmarshal(res, &a); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := u.CallSession(ctx, a.SessionID, "Runtime.evaluate", map[string]any{
-		"expression": `window.open('/compose?token=TOKEN-SHARED-POPUP', '_blank'); true`, "userGesture": true}); err != nil {
-		t.Fatal(err)
-	}
-	u.Call(ctx, "Target.detachFromTarget", map[string]any{"sessionId": a.SessionID})
-	var popup string
-	for deadline := time.Now().Add(10 * time.Second); popup == "" && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		targets, err := u.Targets(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tg := range targets {
-			if strings.Contains(tg.URL, "/compose") {
-				popup = tg.TargetID
-			}
-		}
-	}
-	if popup == "" {
-		t.Fatal("the person's window never opened")
+		t.Fatalf("the person's window: %v", err)
 	}
 	time.Sleep(time.Second)
 

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
-
 	"github.com/livetab/livetab/livetabcdp"
 )
 
@@ -22,39 +20,12 @@ func personOpens(t *testing.T, opener, url string) string {
 		t.Fatal(err)
 	}
 	defer u.Close()
-	res, err := u.Call(ctx, "Target.attachToTarget", map[string]any{"targetId": opener, "flatten": true})
+	id, err := u.OpenWindow(ctx, opener, url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var a struct {
-		SessionID string `json:"sessionId"`
-	}
-	if err := jsonv2.Unmarshal(res, &a); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := u.CallSession(ctx, a.SessionID, "Runtime.evaluate", map[string]any{"expression": "window.open(" + jsString(url) + "); true", "userGesture": true}); err != nil {
-		t.Fatal(err)
-	}
-	u.Call(ctx, "Target.detachFromTarget", map[string]any{"sessionId": a.SessionID})
-	for ; ctx.Err() == nil; time.Sleep(100 * time.Millisecond) {
-		targets, err := u.Targets(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tg := range targets {
-			if tg.URL == url {
-				closeUserTab(t, tg.TargetID)
-				return tg.TargetID
-			}
-		}
-	}
-	t.Fatalf("the person's window at %s never opened", url)
-	return ""
-}
-
-func jsString(s string) string {
-	b, _ := jsonv2.Marshal(s)
-	return string(b)
+	closeUserTab(t, id)
+	return id
 }
 
 // TestRedTeamPersonsPopupIsNotShared: a window the person opens from one

@@ -125,6 +125,38 @@ func (u *User) Targets(ctx context.Context) ([]TargetInfo, error) {
 	return r.TargetInfos, err
 }
 
+// OpenWindow has the page of the person's tab opener open a window at url
+// (an absolute URL) with a click of the person's (a user gesture), and
+// returns the window's target id once the browser lists it.
+func (u *User) OpenWindow(ctx context.Context, opener, url string) (string, error) {
+	expr, err := jsonv2.Marshal(url)
+	if err != nil {
+		return "", err
+	}
+	if err := u.inTarget(ctx, opener, func(sid string) error {
+		_, err := u.CallSession(ctx, sid, "Runtime.evaluate", map[string]any{"expression": "window.open(" + string(expr) + "); true", "userGesture": true})
+		return err
+	}); err != nil {
+		return "", err
+	}
+	for {
+		targets, err := u.Targets(ctx)
+		if err != nil {
+			return "", err
+		}
+		for _, tg := range targets {
+			if tg.URL == url {
+				return tg.TargetID, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("browsertest: the window at %s never opened: %w", url, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // StopWorker stops the extension's service worker, as Chrome does after
 // 30 s of idleness.
 func (u *User) StopWorker(ctx context.Context) error {
