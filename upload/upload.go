@@ -181,7 +181,7 @@ func (f File) openPath(within string) (*pathFile, error) {
 		}
 		rel, err := filepath.Rel(dir, abs)
 		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-			return nil, fmt.Errorf("%w (%s): %s", ErrOutside, within, f.Name)
+			return nil, fmt.Errorf("%w (%s): %s; copy the file into that directory", ErrOutside, within, f.Name)
 		}
 		if p.root, err = os.OpenRoot(dir); err != nil {
 			return nil, fmt.Errorf("upload: the directory files may come from: %w", err)
@@ -200,7 +200,7 @@ func (f File) openPath(within string) (*pathFile, error) {
 	}
 	p.info, err = p.File.Stat()
 	if err == nil && !p.info.Mode().IsRegular() {
-		err = fmt.Errorf("%w: %s is a %s", ErrNotRegular, f.Name, kind(p.info.Mode()))
+		err = fmt.Errorf("%w: %s is a %s; name a regular file", ErrNotRegular, f.Name, kind(p.info.Mode()))
 	}
 	if err != nil {
 		p.Close()
