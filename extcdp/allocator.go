@@ -32,6 +32,8 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/livetab/livetab/bridge"
@@ -113,7 +115,19 @@ func (a *Allocator) Allocate(ctx context.Context, opts ...chromedp.BrowserOption
 		tcancel()
 		tr.Close()
 	})
-	return chromedp.NewBrowserTransport(tctx, tr, opts...)
+	b, err := chromedp.NewBrowserTransport(tctx, tr, opts...)
+	if err != nil {
+		return nil, err
+	}
+	// chromedp turns on target discovery at the browser level when its
+	// first context takes the tab a browser started with; an Attacher's
+	// first context opens a tab instead, so chromedp never does. Without
+	// it, chromedp.BrowserEvents(ctx, target.TargetCreated) would hear of
+	// no tab here that it hears of on ExecAllocator and RemoteAllocator.
+	if _, err := cdp.Call(ctx, b, target.SetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: true}); err != nil {
+		return nil, fmt.Errorf("extcdp: turning on target discovery: %w", err)
+	}
+	return b, nil
 }
 
 // Wait satisfies chromedp.Allocator.
