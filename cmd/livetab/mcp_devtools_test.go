@@ -28,7 +28,7 @@ fetch('/api', {method: 'POST', body: JSON.stringify({q: 'question'})});
 </body></html>`
 
 // The console, network, storage, PDF, viewport and click-at-a-point tools
-// through livetab mcp, on both backends, each call in the audit log.
+// through livetab mcp, each call in the audit log.
 func TestMCPDevtools(t *testing.T) {
 	var xy atomic.Int32
 	var posted atomic.Value
@@ -49,7 +49,7 @@ func TestMCPDevtools(t *testing.T) {
 	mux.HandleFunc("POST /scheme", func(w http.ResponseWriter, r *http.Request) { scheme.Store(r.URL.Query().Get("dark")) })
 	app := httptest.NewServer(mux)
 	t.Cleanup(app.Close)
-	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+	onServe(t, func(t *testing.T, h *home, args []string) {
 		dir := t.TempDir()
 		audit := filepath.Join(dir, "audit.jsonl")
 		dl := filepath.Join(dir, "dl")

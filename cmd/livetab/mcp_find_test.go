@@ -81,10 +81,10 @@ r.querySelector('button').onclick = () => fetch('/hit?what=shadow', {method: 'PO
 )
 
 // browser_find searches frames and shadow roots too, by text or by role
-// and name, on both backends, and its indexes are clicked at once: the
+// and name, and its indexes are clicked at once: the
 // server hears the button in the frame and the one in the shadow root.
 func TestMCPFindInFramesAndShadow(t *testing.T) {
-	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+	onServe(t, func(t *testing.T, h *home, args []string) {
 		var mu sync.Mutex
 		var hits []string
 		mux := http.NewServeMux()

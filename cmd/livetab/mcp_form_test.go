@@ -188,7 +188,7 @@ av.onchange = () => av.setCustomValidity(av.files[0] && av.files[0].size > 10 ? 
 // after a wait of their own: a file the page refuses at once is a failed
 // field, and the form is not submitted.
 func TestMCPFillFormFileRejected(t *testing.T) {
-	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+	onServe(t, func(t *testing.T, h *home, args []string) {
 		var sent atomic.Int32
 		mux := http.NewServeMux()
 		mux.HandleFunc("/picky", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, pickyPage) })

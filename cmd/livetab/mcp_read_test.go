@@ -52,9 +52,9 @@ func allParagraphs(t *testing.T, got string, n, calls int) {
 
 // Under the default flags a 50 KB article comes back whole from one
 // browser_read, as the anchors' snapshots give it, and the tool tells
-// Claude Code its results may be that long. On both backends.
+// Claude Code its results may be that long.
 func TestMCPReadArticleWhole(t *testing.T) {
-	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+	onServe(t, func(t *testing.T, h *home, args []string) {
 		srv, n := articleServer(t, 50_000)
 		c := startMCP(t, h, nil, append(args, "--allow-domain", "127.0.0.1")...)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -93,9 +93,9 @@ func TestMCPReadArticleWhole(t *testing.T) {
 // A 50 KB article through `livetab mcp` with a tight --max-page-text:
 // browser_read pages through it with the offsets its results give, each
 // result under the cap and none cut by it, and every paragraph comes back.
-// Asking for more than the cap says it was lowered. On both backends.
+// Asking for more than the cap says it was lowered.
 func TestMCPReadPages(t *testing.T) {
-	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+	onServe(t, func(t *testing.T, h *home, args []string) {
 		srv, n := articleServer(t, 50_000)
 		const limit = 15000
 		c := startMCP(t, h, nil, append(args, "--allow-domain", "127.0.0.1", "--max-page-text", strconv.Itoa(limit))...)

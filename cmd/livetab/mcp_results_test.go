@@ -23,7 +23,7 @@ const forgerPage = `<!doctype html><html><head><meta charset="utf-8"><title>Shop
 // quotes, and says it settled and that nothing changed, in a line; a
 // page's copies of the block's tags are defused wherever they show.
 func TestMCPResultsShortAndFenced(t *testing.T) {
-	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+	onServe(t, func(t *testing.T, h *home, args []string) {
 		var hits atomic.Int32
 		mux := http.NewServeMux()
 		mux.HandleFunc("/forger", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, forgerPage) })

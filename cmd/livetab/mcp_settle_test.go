@@ -69,9 +69,9 @@ func newMakerApp(t *testing.T) *makerApp {
 // A click returns once the page has settled: the image the click made
 // later is in the snapshot taken right after, the request it sent has
 // reached the server, and the click's result says what it waited for and
-// what changed. On both backends: a launched Chromium and the serve.
+// what changed.
 func TestMCPSettle(t *testing.T) {
-	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+	onServe(t, func(t *testing.T, h *home, args []string) {
 		app := newMakerApp(t)
 		c := startMCP(t, h, nil, append(args, "--allow-domain", "127.0.0.1")...)
 		c.ok(t, "browser_navigate", map[string]any{"url": app.URL + "/maker"})
@@ -130,7 +130,7 @@ f.onchange = async () => {
 // the file (here the status line written once the server answered), so
 // the agent needs no snapshot to check it.
 func TestMCPUploadSettles(t *testing.T) {
-	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+	onServe(t, func(t *testing.T, h *home, args []string) {
 		var got atomic.Int32
 		mux := http.NewServeMux()
 		mux.HandleFunc("/receiver", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, receiverPage) })
@@ -185,7 +185,7 @@ go.onclick = async () => {
 // step a request answer or a frame starts is waited for, and the click's
 // result says the last status line, with both requests served.
 func TestMCPSettleFollowsTheReaction(t *testing.T) {
-	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+	onServe(t, func(t *testing.T, h *home, args []string) {
 		var steps atomic.Int32
 		mux := http.NewServeMux()
 		mux.HandleFunc("/steps", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, stepsPage) })
@@ -237,7 +237,7 @@ f.onchange = async () => {
 // one wait: a page that rejects the file only once its server answered is
 // reported as rejecting it, and one that takes it as taking it.
 func TestMCPUploadRejectedAfterSettling(t *testing.T) {
-	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+	onServe(t, func(t *testing.T, h *home, args []string) {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/checker", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, checkerPage) })
 		mux.HandleFunc("/check", func(w http.ResponseWriter, r *http.Request) {
@@ -294,7 +294,7 @@ addEventListener('load', async () => {
 // result says. The document is watched from its start, so a page that was
 // quiet while loading is not waited for again.
 func TestMCPNavigateSettlesAfterLoad(t *testing.T) {
-	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+	onServe(t, func(t *testing.T, h *home, args []string) {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/late", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, lateRenderPage) })
 		mux.HandleFunc("/late-data", func(w http.ResponseWriter, r *http.Request) {
@@ -330,7 +330,7 @@ const (
 // that refreshes itself at once is not taken for static: the navigation
 // returns on the page it moved to, which the server has served by then.
 func TestMCPNavigateStaticPage(t *testing.T) {
-	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+	onServe(t, func(t *testing.T, h *home, args []string) {
 		var landed atomic.Int32
 		mux := http.NewServeMux()
 		mux.HandleFunc("/static", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, staticPage) })
@@ -365,7 +365,7 @@ const vanishingPage = `<!doctype html><html><head><meta charset="utf-8"><title>V
 // An upload to an element the page removed since the snapshot fails and
 // says why, and nothing reaches the server; to a selector, it goes in.
 func TestMCPUploadToRemovedElement(t *testing.T) {
-	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+	onServe(t, func(t *testing.T, h *home, args []string) {
 		var got atomic.Int32
 		mux := http.NewServeMux()
 		mux.HandleFunc("/vanishing", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, vanishingPage) })
@@ -405,7 +405,7 @@ const busyPage = `<!doctype html><html><head><meta charset="utf-8"><title>Busy</
 // later (which still happens), and a page that never goes quiet is given
 // up on after the bound, with the result saying so.
 func TestMCPSettleFlag(t *testing.T) {
-	onBothBackends(t, func(t *testing.T, h *home, args []string) {
+	onServe(t, func(t *testing.T, h *home, args []string) {
 		var late atomic.Int32
 		mux := http.NewServeMux()
 		mux.HandleFunc("/busy", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, busyPage) })

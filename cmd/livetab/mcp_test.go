@@ -518,7 +518,21 @@ func requireBrowser(t *testing.T) {
 // onBothBackends runs f on the two ways livetab mcp reaches a browser: the
 // shared serve's Chromium, and a Chromium of its own (--launch=headless) in
 // a fresh home. args are the backend's flags to start livetab mcp with.
+// The two carry the agent's policy differently (over the endpoint's
+// Livetab domain, or to a relay in the same process), so the tests of what
+// the policy holds run on both.
 func onBothBackends(t *testing.T, f func(t *testing.T, h *home, args []string)) {
+	onBackends(t, f, true)
+}
+
+// onServe runs f on the shared serve's Chromium only: for the tests of
+// what a tool does and how it settles, which run the same agent code over
+// either backend. A Chromium of its own for each cost CI about 100 s.
+func onServe(t *testing.T, f func(t *testing.T, h *home, args []string)) {
+	onBackends(t, f, false)
+}
+
+func onBackends(t *testing.T, f func(t *testing.T, h *home, args []string), launch bool) {
 	s := needShared(t)
 	for _, b := range []struct {
 		name string
@@ -527,6 +541,9 @@ func onBothBackends(t *testing.T, f func(t *testing.T, h *home, args []string)) 
 		{"serve", nil},
 		{"launch", []string{"--launch=headless"}},
 	} {
+		if b.args != nil && !launch {
+			continue
+		}
 		t.Run(b.name, func(t *testing.T) {
 			h := s.home
 			if b.args != nil {
