@@ -251,6 +251,48 @@ let staleTimer;
  */
 const orphaned = new Set();
 
+// The debugger leaves the person's tabs once the bridge has been gone
+// STALE_MS. The relay's clients went with it, and what they set on a tab
+// the person opened (a pause in the debugger, requests held by Fetch,
+// emulation) lasts as long as the debugger stays: a relay killed mid-work
+// left the person's tab frozen until some relay came back
+// (TestRedTeamRelayGoneFreesThePersonsTab). A relay that comes back
+// later starts with no client anyway. The tabs livetab opened stay as
+// they are (held off private addresses when their owner asked).
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let releaseTimer;
+
+/** Counts STALE_MS from the first moment no bridge is ready, once. */
+function releaseLater() {
+  if (releaseTimer === undefined) releaseTimer = setTimeout(releasePersons, STALE_MS);
+}
+
+function keepPersons() {
+  clearTimeout(releaseTimer);
+  releaseTimer = undefined;
+}
+
+async function releasePersons() {
+  releaseTimer = undefined;
+  if (state === 'ready') return;
+  /** @type {chrome.debugger.TargetInfo[]} */
+  let targets = [];
+  try {
+    targets = await chrome.debugger.getTargets();
+  } catch {
+    return;
+  }
+  // attached also covers DevTools and other extensions; detach lets go of
+  // this extension's hold only, and fails on the others.
+  const persons = targets.filter((t) => t.attached && t.tabId !== undefined && !created.has(t.tabId) && !born.has(t.tabId));
+  await Promise.all(persons.map(async (t) => {
+    const tabId = /** @type {number} */ (t.tabId);
+    ours.delete(tabId);
+    await chrome.debugger.detach({ tabId }).catch(() => {});
+  }));
+  if (persons.length) publish();
+}
+
 /** Keeps the owners' policies in the session's storage, for a worker that starts again. */
 function persistPolicies() {
   void chrome.storage.session.set({
@@ -668,6 +710,7 @@ function abandon(sock, why, delay, text) {
 /** Forgets the current socket and everything that belongs to it. */
 function closeDown() {
   dropPolicies();
+  releaseLater();
   // The relay's clients went with the connection; their actions stay.
   if (activity.clients.length) setActivity({ clients: [], actions: activity.actions });
   ws = null;
@@ -832,6 +875,7 @@ async function pair(sock, f) {
   }
   clearTimeout(welcomeTimer);
   state = 'ready';
+  keepPersons();
   // The relay says its clients' policies now; those it does not say are
   // of clients that went with the old connection.
   if (stale.size) dropStaleIn(PUSH_MS);
