@@ -69,6 +69,15 @@ type HandlerOptions struct {
 	// gets 503. Default 128.
 	MaxClients int
 
+	// PingInterval is how often a client is pinged; one that has not
+	// answered by the next ping is disconnected. A client whose process
+	// stopped (SIGSTOP, a breakpoint, a hung event loop) keeps its
+	// connection open and reads nothing, and what it set on the person's
+	// tabs (requests held by Fetch, a pause in the debugger, emulation)
+	// would stay until it went. Every CDP client library answers pings
+	// while it reads. Default 30 s; negative: no pings.
+	PingInterval time.Duration
+
 	// Logger receives connection events; never the token.
 	Logger *slog.Logger
 }
@@ -86,6 +95,9 @@ type HandlerOptions struct {
 func (r *Relay) Handler(opts HandlerOptions) http.Handler {
 	if opts.MaxMessageSize <= 0 {
 		opts.MaxMessageSize = 100 << 20
+	}
+	if opts.PingInterval == 0 {
+		opts.PingInterval = 30 * time.Second
 	}
 	if opts.MaxQueue <= 0 {
 		opts.MaxQueue = defaultMaxQueue
@@ -308,6 +320,10 @@ func (e *endpoint) serveClient(w http.ResponseWriter, req *http.Request) {
 		})
 	}
 	e.opts.Logger.Info("CDP client connected", "remote", req.RemoteAddr)
+	var g gate
+	if e.opts.PingInterval > 0 {
+		go e.keepAlive(ctx, ws, cancel, req.RemoteAddr, &g)
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -337,13 +353,15 @@ func (e *endpoint) serveClient(w http.ResponseWriter, req *http.Request) {
 	}()
 	mine := newBudget(maxPendingPerClient)
 	for {
+		g.close()
 		if err := c.waitInFlight(ctx, e.opts.MaxInFlight); err != nil {
 			break
 		}
 		if mine.wait(ctx) != nil || e.pending.wait(ctx) != nil {
 			break
 		}
-		typ, data, unlock, err := e.read(ctx, ws)
+		g.open()
+		typ, data, unlock, err := e.read(ctx, ws, &g)
 		if err != nil {
 			break
 		}
@@ -362,6 +380,60 @@ func (e *endpoint) serveClient(w http.ResponseWriter, req *http.Request) {
 	<-done
 	ws.Close(websocket.StatusNormalClosure, "")
 	e.opts.Logger.Info("CDP client disconnected", "remote", req.RemoteAddr)
+}
+
+// keepAlive pings the client every PingInterval and disconnects it when
+// a ping goes unanswered until the next.
+// A pong is read only while the endpoint reads the client, so a ping
+// that went unanswered while the endpoint held back on its own account
+// (see gate) does not count; nor does one while the client sent: a
+// client that sends is alive, and one that sends and never reads is cut
+// by MaxQueue.
+func (e *endpoint) keepAlive(ctx context.Context, ws *websocket.Conn, cancel context.CancelFunc, remote string, g *gate) {
+	every := e.opts.PingInterval
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		start := time.Now()
+		pctx, pcancel := context.WithTimeout(ctx, every)
+		err := ws.Ping(pctx)
+		pcancel()
+		if err == nil || g.closedSince(start) {
+			continue
+		}
+		if ctx.Err() == nil {
+			e.opts.Logger.Warn("CDP client disconnected: it answered no ping", "remote", remote, "wait", every)
+			ws.Close(websocket.StatusPolicyViolation, fmt.Sprintf("livetab: no answer to a ping in %v; keep reading the socket", every))
+			cancel()
+		}
+		return
+	}
+}
+
+// gate notes when the endpoint stops reading a client on its own account:
+// the client's commands in flight or the unhandled bytes are at their
+// bounds, or its large message waits for its turn. A pong the client sent
+// meanwhile waits unread.
+type gate struct {
+	shut   atomic.Bool
+	opened atomic.Int64 // when it last opened, in UnixNano
+}
+
+func (g *gate) close() { g.shut.Store(true) }
+
+func (g *gate) open() {
+	g.opened.Store(time.Now().UnixNano())
+	g.shut.Store(false)
+}
+
+// closedSince says whether the gate was closed at any moment since t.
+func (g *gate) closedSince(t time.Time) bool {
+	return g.shut.Load() || g.opened.Load() >= t.UnixNano()
 }
 
 // stopGrace is how long a client the person stopped stays connected to
@@ -394,7 +466,7 @@ var bigReadTimeout = 20 * time.Second
 // while it holds e.big: a large message costs a few copies of itself on
 // its way to the extension, and many at once must not add up. unlock
 // releases it after handling.
-func (e *endpoint) read(ctx context.Context, ws *websocket.Conn) (websocket.MessageType, []byte, func(), error) {
+func (e *endpoint) read(ctx context.Context, ws *websocket.Conn, g *gate) (websocket.MessageType, []byte, func(), error) {
 	e.bigOnce.Do(func() { e.big = make(chan struct{}, 1) })
 	// The message's own context: cancelling it mid-message closes the
 	// connection, which is what a stalled large message gets.
@@ -418,11 +490,13 @@ func (e *endpoint) read(ctx context.Context, ws *websocket.Conn) (websocket.Mess
 			return 0, nil, nil, err
 		}
 	}
+	g.close()
 	select {
 	case e.big <- struct{}{}:
 	case <-ctx.Done():
 		return 0, nil, nil, ctx.Err()
 	}
+	g.open()
 	unlock := func() { <-e.big }
 	stall := time.AfterFunc(bigReadTimeout, mcancel)
 	rest, err := io.ReadAll(rd)
