@@ -16,6 +16,8 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
+
+	"github.com/livetab/livetab/internal/hit"
 )
 
 // pageDownloadWillBegin is the tab-level twin of Browser.downloadWillBegin.
@@ -365,6 +367,15 @@ func (c *Capturer) click(ctx context.Context, l *lib, el runtime.RemoteObjectID)
 	for i := 0; i < 8; i += 2 {
 		x += quad[i] / 4
 		y += quad[i+1] / 4
+	}
+	// A frame over the element (a hostile page's transparent frame of
+	// another site) would take the press: the browser's own hit test says
+	// (internal/hit), and the element is clicked by script instead, which
+	// reaches it alone.
+	if n, ok, err := hit.At(ctx, c.t, x, y); err == nil && ok && n.Owner() {
+		if b, err := hit.Backend(ctx, c.t, el); err != nil || b != n.Backend {
+			return l.Call(ctx, "click", nil, obj(el))
+		}
 	}
 	for _, typ := range []input.DispatchMouseEventType{input.DispatchMouseEventTypeMousePressed, input.DispatchMouseEventTypeMouseReleased} {
 		_, err := cdp.Call(ctx, c.t, input.DispatchMouseEvent, input.DispatchMouseEventParams{

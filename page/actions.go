@@ -194,6 +194,9 @@ func (a *action) click(ref Ref, o ClickOptions) (string, error) {
 	if err := a.stillThere(ref, pt); err != nil {
 		return "", err
 	}
+	if err := a.pressLandsOn(ref, pt); err != nil {
+		return "", err
+	}
 	for i := 1; i <= count; i++ {
 		if err := chromedp.Do(a.ctx, chromedp.MouseClickXY(pt.X, pt.Y,
 			chromedp.ButtonType(btn), chromedp.ClickCount(i), withMods)); err != nil {
@@ -334,7 +337,7 @@ func (a *action) typeText(ref Ref, text string, o TypeOptions) (string, error) {
 			}
 		}
 		if held {
-			return nil
+			return a.keysStayIn(s)
 		}
 		return &ElementError{Ref: ref, Code: "focus", Msg: fmt.Sprintf("%s lost the keyboard focus after %d of %d characters (the page moved it, perhaps to a frame of another site): typing stopped so that the rest goes nowhere else; take a new snapshot", f.Label, typed, len([]rune(text)))}
 	}
@@ -378,6 +381,12 @@ func (a *action) typeText(ref Ref, text string, o TypeOptions) (string, error) {
 		}
 	}
 	if o.Submit {
+		// The Enter is a key like the others: a page moved the focus to
+		// a frame of another site as the last character arrived, and
+		// that frame's form was sent.
+		if err := moved(len(runes)); err != nil {
+			return "", err
+		}
 		if err := chromedp.Do(a.ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
 			return "", err
 		}
@@ -419,6 +428,9 @@ func (a *action) press(keys string) (string, error) {
 		return "", err
 	}
 	for _, c := range chords {
+		if err := a.keysStayIn(nil); err != nil {
+			return "", err
+		}
 		if err := c.dispatch(a.ctx); err != nil {
 			return "", err
 		}
@@ -601,6 +613,9 @@ func (a *action) drag(from, to Ref) (string, error) {
 		if errors.Is(err, ErrNotVisible) {
 			return "", fmt.Errorf("%s and %s do not fit in the viewport together: %w", from, to, err)
 		}
+		return "", err
+	}
+	if err := a.pressLandsOn(from, pf); err != nil {
 		return "", err
 	}
 	if err := chromedp.Do(a.ctx, chromedp.DragAndDropXY(pf.X, pf.Y, pt.X, pt.Y)); err != nil {

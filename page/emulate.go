@@ -32,7 +32,14 @@ func (a *action) clickAt(x, y float64, o ClickOptions) (string, error) {
 		Label string `json:"label"`
 	}
 	_ = a.call(a.t.libs.main, "at", &hit, x, y)
+	if err := a.pressLandsInRead(x, y); err != nil {
+		return "", err
+	}
 	if err := chromedp.Do(a.ctx, chromedp.MouseEvent(chromedp.MouseMoved, x, y)); err != nil {
+		return "", err
+	}
+	// Once more where the pointer now is (see stillThere).
+	if err := a.pressLandsInRead(x, y); err != nil {
 		return "", err
 	}
 	for i := 1; i <= max(o.Count, 1); i++ {

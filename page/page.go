@@ -510,8 +510,9 @@ type action struct {
 	navSeq  uint64
 	within  uint64
 	navReq  uint64
-	reqSeq  uint64   // the tab's requests before the action
-	note    []string // facts for the result text, e.g. a navigation
+	reqSeq  uint64                                  // the tab's requests before the action
+	note    []string                                // facts for the result text, e.g. a navigation
+	worlds  map[*session]runtime.ExecutionContextID // hit's isolated worlds; nil key: the top frame
 
 	watching  bool // the main document records what the action changes
 	dlSeq     uint64

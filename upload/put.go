@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/livetab/livetab/internal/hit"
 	"github.com/livetab/livetab/livetabcdp"
 )
 
@@ -317,6 +318,15 @@ func nativeDrop(ctx context.Context, t *chromedp.Target, l *lib, el runtime.Remo
 		l.Call(sctx, "dragStop", nil)
 		cancel()
 	}()
+	// A frame over the drop zone (a hostile page's transparent frame of
+	// another site) would get the files: the browser's own hit test says
+	// (internal/hit); the page's, which the page may answer as it likes,
+	// does not count. Then the synthetic drop, sent to the zone alone.
+	if n, ok, err := hit.At(ctx, t, at.X, at.Y); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNativeUnavailable, err)
+	} else if ok && n.Owner() {
+		return nil, fmt.Errorf("%w: the frame %s covers %s at (%.0f, %.0f)", ErrNativeUnavailable, n, r, at.X, at.Y)
+	}
 	data := &input.DragData{Items: []*input.DragDataItem{}, Files: paths, DragOperationsMask: 1}
 	drag := func(typ input.DispatchDragEventType) error {
 		_, err := cdp.Call(ctx, t, input.DispatchDragEvent, input.DispatchDragEventParams{Type: typ, X: at.X, Y: at.Y, Data: data})
