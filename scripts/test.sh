@@ -61,10 +61,10 @@ scripts/chromedp-suite.sh -suite.backends inproc
 # Each fuzz target runs on its own (-fuzz takes one target per package);
 # LIVETAB_FUZZTIME shortens or lengthens the runs. Inputs that fail are
 # written to the package's testdata/fuzz/ and stay as seeds.
-# 20 s each: the whole run took 27 min with 60 s on 2026-11-27, 42 min
-# with 45 s on a slower 2-core machine on 2026-11-29 and 47 with 30 s on
-# 2026-11-30, over the 30 minutes CI should take.
-fuzztime="${LIVETAB_FUZZTIME:-20s}"
+# 10 s each: the whole run took 27 min with 60 s on 2026-11-27, 42 min
+# with 45 s on a slower 2-core machine on 2026-11-29, 47 with 30 s and 35
+# with 20 s on 2026-11-30, over the 30 minutes CI should take.
+fuzztime="${LIVETAB_FUZZTIME:-10s}"
 
 # Go 1.26's fuzz coordinator can fail a target with a bare "context deadline
 # exceeded" at the end of -fuzztime, having found nothing: a race between
