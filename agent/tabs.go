@@ -29,6 +29,9 @@ type tabEntry struct {
 	Current  bool   `json:"current"`
 	Origin   string `json:"origin" schema:"enum=opened|shared"` // opened by the agent, or shared by the person
 	Attached bool   `json:"attached"`
+	// Blocked: a tab a page of the agent's opened on an address outside
+	// the policy; its page is never loaded, and the agent may close it.
+	Blocked bool `json:"blocked,omitempty"`
 }
 
 func (s *Server) tabsTool(ctx context.Context, a tabsArgs, out *toolOut) (page.Result, error) {
@@ -81,6 +84,9 @@ func (s *Server) tabsTool(ctx context.Context, a tabsArgs, out *toolOut) (page.R
 			mark = "*"
 		}
 		who := "opened by the agent"
+		if t.Blocked {
+			who += ", blocked: its address is outside the policy, so its page never loads; close it"
+		}
 		if t.Origin == "shared" {
 			who = "shared by the person"
 			if !t.Attached {
@@ -118,6 +124,10 @@ func (s *Server) tabList(ctx context.Context, pg *page.Page) ([]tabEntry, error)
 		e := tabEntry{ID: t.ID, URL: t.URL, Title: t.Title, Current: t.Current, Origin: "opened", Attached: t.Attached}
 		if t.Adopted {
 			e.Origin = "shared"
+		} else if !t.Attached && t.URL != "" && !strings.HasPrefix(t.URL, "about:") {
+			// A popup the policy blocked shows its address and no page:
+			// it was listed as any other, with an empty title.
+			e.Blocked = s.pol.CheckURL(ctx, t.URL) != nil
 		}
 		out = append(out, e)
 	}

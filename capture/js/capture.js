@@ -289,7 +289,12 @@ function () {
       } catch (e) {
         // keep cross
       }
-      fail(cross ? 'cors' : 'http', 'the page cannot read ' + short(url) + (cross ? ': it is cross-origin and its server allows no CORS read' : '') + ' (' + last + ')');
+      // Same-origin, a fetch fails as a whole when the server does not
+      // answer, or when a redirect leads to another site: one with no CORS
+      // read, or one a rule of the browser blocks (an agent's domains).
+      fail(cross ? 'cors' : 'http', 'the page cannot read ' + short(url) + (cross
+        ? ': it is cross-origin and its server allows no CORS read'
+        : ': its server did not answer, or it redirected to another site, which allows no CORS read or which a rule of the browser blocks (such as an agent\'s allowed domains)') + ' (' + last + ')');
     }
     if (!res.ok) fail('http', 'HTTP ' + res.status + ' for ' + short(url));
     const blob = await res.blob();
