@@ -259,22 +259,48 @@ const orphaned = new Set();
 // (TestRedTeamRelayGoneFreesThePersonsTab). A relay that comes back
 // later starts with no client anyway. The tabs livetab opened stay as
 // they are (held off private addresses when their owner asked).
+// The moment is kept in the session's storage: a worker stopped in
+// between lost its timer, and the tab stayed held until it woke again
+// (TestRedTeamRelayGoneWorkerStopped).
 /** @type {ReturnType<typeof setTimeout> | undefined} */
 let releaseTimer;
+/** When no bridge was ready any more (ms), or 0 while one is. */
+let goneSince = 0;
 
 /** Counts STALE_MS from the first moment no bridge is ready, once. */
 function releaseLater() {
-  if (releaseTimer === undefined) releaseTimer = setTimeout(releasePersons, STALE_MS);
+  if (!goneSince) {
+    goneSince = Date.now();
+    void chrome.storage.session.set({ goneSince }).catch(() => {});
+  }
+  if (releaseTimer === undefined) {
+    releaseTimer = setTimeout(releasePersons, Math.max(0, STALE_MS - (Date.now() - goneSince)));
+  }
 }
 
 function keepPersons() {
   clearTimeout(releaseTimer);
   releaseTimer = undefined;
+  goneSince = 0;
+  void chrome.storage.session.remove('goneSince').catch(() => {});
 }
+
+// A worker that starts goes on counting from the moment its predecessor
+// saw the bridge go.
+void chrome.storage.session.get('goneSince').then((v) => {
+  if (typeof v.goneSince === 'number' && v.goneSince > 0 && state !== 'ready' && !goneSince) {
+    goneSince = v.goneSince;
+    clearTimeout(releaseTimer);
+    releaseTimer = undefined;
+    releaseLater();
+  }
+}).catch(() => {});
 
 async function releasePersons() {
   releaseTimer = undefined;
-  if (state === 'ready') return;
+  // A bridge that is answering the hello is a relay come back: it is told
+  // which tabs are attached, and must find them so.
+  if (state !== 'idle' && state !== 'connecting') return;
   /** @type {chrome.debugger.TargetInfo[]} */
   let targets = [];
   try {

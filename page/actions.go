@@ -376,7 +376,7 @@ func (a *action) typeText(ref Ref, text string, o TypeOptions) (string, error) {
 				return "", err
 			}
 		}
-		if err := chromedp.Do(a.ctx, chromedp.KeyEvent(string(r))); err != nil {
+		if err := sendKey(a.ctx, r, 0, func() error { return a.keysStayIn(s) }); err != nil {
 			return "", err
 		}
 	}
@@ -387,7 +387,7 @@ func (a *action) typeText(ref Ref, text string, o TypeOptions) (string, error) {
 		if err := moved(len(runes)); err != nil {
 			return "", err
 		}
-		if err := chromedp.Do(a.ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
+		if err := sendKey(a.ctx, '\r', 0, func() error { return a.keysStayIn(s) }); err != nil {
 			return "", err
 		}
 	}
@@ -427,11 +427,12 @@ func (a *action) press(keys string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	stay := func() error { return a.keysStayIn(nil) }
 	for _, c := range chords {
-		if err := a.keysStayIn(nil); err != nil {
+		if err := stay(); err != nil {
 			return "", err
 		}
-		if err := c.dispatch(a.ctx); err != nil {
+		if err := c.dispatch(a.ctx, stay); err != nil {
 			return "", err
 		}
 	}

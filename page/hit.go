@@ -21,15 +21,58 @@ import (
 // top is the session of the tab's top frame, where input is sent.
 func (a *action) top() cdp.Session { return chromedp.FromContext(a.ctx).Target }
 
+// landing follows a point of the top frame's viewport down through the
+// out-of-process frames the Page reads, each asked in its own target (the
+// top frame's hit test stops at a frame of another process, and a frame
+// of the agent's domains may lay one of another site over itself). It
+// returns the node found at the bottom and the frame it is in (empty: the
+// top frame, or a frame in its process); a frame owner there is a frame
+// the Page does not read.
+func (a *action) landing(x, y float64) (n hit.Node, frame cdp.FrameID, ok bool, err error) {
+	sess := a.top()
+	for range maxFrameDepth {
+		n, ok, err = hit.At(a.ctx, sess, x, y)
+		if err != nil || !ok || !n.Owner() {
+			return n, frame, ok, err
+		}
+		fs := a.readSession(n.Frame)
+		if fs == nil || fs.execCtx != 0 {
+			return n, frame, ok, nil
+		}
+		ox, oy, err := hit.ContentOrigin(a.ctx, sess, n.Backend)
+		if err != nil {
+			return n, frame, ok, nil
+		}
+		x, y = x-ox, y-oy
+		sess = chromedp.FromContext(fs.ctx).Target
+		frame = n.Frame
+	}
+	return n, frame, ok, nil
+}
+
+// maxFrameDepth bounds landing's descent.
+const maxFrameDepth = 8
+
 // pressLandsIn checks that a press at x, y lands in the document of s:
-// not on a frame owner, unless it shows s's own frame (an out-of-process
-// frame is its owner to the top frame's hit test).
+// not in a frame the Page does not read, nor in another frame than s's.
 func (a *action) pressLandsIn(ref Ref, s *session, label string, x, y float64) error {
-	n, ok, err := hit.At(a.ctx, a.top(), x, y)
-	if err != nil || !ok || !n.Owner() || (!s.main && n.Frame == s.frameID) {
+	n, frame, ok, err := a.landing(x, y)
+	if err != nil || !ok {
 		return err
 	}
-	return &ElementError{Ref: ref, Code: "covered", Msg: fmt.Sprintf("%s is covered by the frame %s: a press there would go to that frame's page; close or dismiss it first, or pick another element", label, Defuse(n.String()))}
+	if !n.Owner() {
+		switch {
+		case frame == s.frameID && !s.main && s.execCtx == 0:
+			return nil // in s's out-of-process frame
+		case frame == "" && (s.main || s.execCtx != 0):
+			return nil // in the top frame's process, where s is
+		}
+	}
+	what := "the frame " + n.String()
+	if !n.Owner() {
+		what = "another frame's " + n.String()
+	}
+	return &ElementError{Ref: ref, Code: "covered", Msg: fmt.Sprintf("%s is covered by %s: a press there would go to that frame's page; close or dismiss it first, or pick another element", label, Defuse(what))}
 }
 
 // pressLandsOn is pressLandsIn for ref's element at pt.
@@ -41,19 +84,26 @@ func (a *action) pressLandsOn(ref Ref, pt pointRes) error {
 	return a.pressLandsIn(ref, s, pt.Label, pt.X, pt.Y)
 }
 
-// readsFrame says whether the Page reads frame fid (a snapshot reached it).
-func (a *action) readsFrame(fid cdp.FrameID) bool {
+// readSession is the session of frame fid when the Page reads it (a
+// snapshot reached it), else nil.
+func (a *action) readSession(fid cdp.FrameID) *session {
 	a.t.mu.Lock()
 	defer a.t.mu.Unlock()
 	s, ok := a.t.libs.frames[fid]
-	return ok && s.navSeq == a.t.navSeq
+	if !ok || s.navSeq != a.t.navSeq {
+		return nil
+	}
+	return s
 }
+
+// readsFrame says whether the Page reads frame fid.
+func (a *action) readsFrame(fid cdp.FrameID) bool { return a.readSession(fid) != nil }
 
 // pressLandsInRead checks that a press at x, y lands in no frame the Page
 // does not read: for a click at a point, which has no element.
 func (a *action) pressLandsInRead(x, y float64) error {
-	n, ok, err := hit.At(a.ctx, a.top(), x, y)
-	if err != nil || !ok || !n.Owner() || a.readsFrame(n.Frame) {
+	n, _, ok, err := a.landing(x, y)
+	if err != nil || !ok || !n.Owner() {
 		return err
 	}
 	return fmt.Errorf("%w: %.0f,%.0f is on the frame %s, which the snapshot does not read: a press there would go to that frame's page; click an element by its index instead", ErrCovered, x, y, Defuse(n.String()))

@@ -125,14 +125,23 @@ func parseChord(s string) (chord, error) {
 	return c, nil
 }
 
-// dispatch sends the chord: modifiers down, the key, modifiers up.
-func (c chord) dispatch(ctx context.Context) error {
+// dispatch sends the chord: modifiers down, the key, modifiers up. check,
+// when not nil, runs before each event but the first, and stops the chord
+// when it fails (see sendKey).
+func (c chord) dispatch(ctx context.Context, check func() error) error {
 	var mask int64
+	first := true
 	send := func(r rune, typ input.DispatchKeyEventType, m int64) error {
 		for _, ev := range kb.Encode(r) {
 			if ev.Type != typ {
 				continue
 			}
+			if !first && check != nil {
+				if err := check(); err != nil {
+					return err
+				}
+			}
+			first = false
 			ev.Modifiers = m
 			if _, err := chromedp.Call(ctx, input.DispatchKeyEvent, *ev); err != nil {
 				return err
@@ -146,13 +155,38 @@ func (c chord) dispatch(ctx context.Context) error {
 			return err
 		}
 	}
-	opts := []chromedp.KeyOption{func(p *input.DispatchKeyEventParams) { p.Modifiers |= c.mask }}
-	if err := chromedp.Do(ctx, chromedp.KeyEvent(string(c.key), opts...)); err != nil {
+	if check != nil && !first {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	if err := sendKey(ctx, c.key, c.mask, check); err != nil {
 		return err
 	}
 	for i := len(c.mods) - 1; i >= 0; i-- {
 		mask &^= modBit(c.mods[i])
 		if err := send(c.mods[i], kb.KeyUp, mask); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendKey sends the events of key r as chromedp.KeyEvent does (keyDown,
+// char, keyUp), with the modifiers mods, and runs check, when not nil,
+// between them: a page that moves the focus in its keydown handler gets
+// the char of that very key in the frame it moved it to, an Enter's
+// submit among them (red team, 2026-11-30). A key cut short that way
+// gets no keyUp either, which would go there too.
+func sendKey(ctx context.Context, r rune, mods int64, check func() error) error {
+	for i, ev := range kb.Encode(r) {
+		if i > 0 && check != nil {
+			if err := check(); err != nil {
+				return err
+			}
+		}
+		ev.Modifiers |= mods
+		if _, err := chromedp.Call(ctx, input.DispatchKeyEvent, *ev); err != nil {
 			return err
 		}
 	}

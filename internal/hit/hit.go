@@ -42,9 +42,22 @@ func (n Node) String() string {
 }
 
 // At is the node a mouse event at x, y (CSS pixels of the viewport of s's
-// top frame) lands on, as the browser's hit test finds it; ok is false
+// top frame, as Input.dispatchMouseEvent takes them) lands on, as the browser's hit test finds it; ok is false
 // where nothing is. A frame of another process is its frame owner.
 func At(ctx context.Context, s cdp.Session, x, y float64) (n Node, ok bool, err error) {
+	// Input events take the point in the viewport; the hit test, in the
+	// document: on a scrolled page it looked where the press did not
+	// land (red team, 2026-11-30).
+	m, err := cdp.Call(ctx, s, page.GetLayoutMetrics, cdp.Empty{})
+	if err != nil {
+		return n, false, fmt.Errorf("reading the viewport: %w", err)
+	}
+	// The layout viewport's scroll is the frame's own, in the top frame
+	// and in an out-of-process frame's target alike; a pinch zoom is
+	// not taken into account.
+	if v := m.CSSLayoutViewport; v != nil {
+		x, y = x+float64(v.PageX), y+float64(v.PageY)
+	}
 	r, err := cdp.Call(ctx, s, dom.GetNodeForLocation, dom.GetNodeForLocationParams{
 		X: int64(math.Floor(x)), Y: int64(math.Floor(y)), IncludeUserAgentShadowDOM: new(true),
 	})
@@ -141,4 +154,18 @@ func FocusedFrame(ctx context.Context, s cdp.Session, world runtime.ExecutionCon
 	defer cdp.Call(ctx, s, runtime.ReleaseObject, runtime.ReleaseObjectParams{ObjectID: r.Result.ObjectID}) //nolint:errcheck // best effort
 	n, err = describe(ctx, s, dom.DescribeNodeParams{ObjectID: r.Result.ObjectID})
 	return n, err == nil, err
+}
+
+// ContentOrigin is where the content box of node (a frame owner, in s's
+// frame) begins in the viewport of s's top frame: a point of that viewport
+// less the origin is the point in the frame's own viewport.
+func ContentOrigin(ctx context.Context, s cdp.Session, node cdp.BackendNodeID) (x, y float64, err error) {
+	b, err := cdp.Call(ctx, s, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: node})
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading a frame's box: %w", err)
+	}
+	if b.Model == nil || len(b.Model.Content) < 2 {
+		return 0, 0, fmt.Errorf("reading a frame's box: no box")
+	}
+	return b.Model.Content[0], b.Model.Content[1], nil
 }
