@@ -386,9 +386,9 @@ func (e *endpoint) serveClient(w http.ResponseWriter, req *http.Request) {
 // a ping goes unanswered until the next.
 // A pong is read only while the endpoint reads the client, so a ping
 // that went unanswered while the endpoint held back on its own account
-// (see gate) does not count; nor does one while the client sent: a
-// client that sends is alive, and one that sends and never reads is cut
-// by MaxQueue.
+// (see gate), for less than two intervals, does not count; nor does one
+// while the client sent: a client that sends is alive, and one that sends
+// and never reads is cut by MaxQueue.
 func (e *endpoint) keepAlive(ctx context.Context, ws *websocket.Conn, cancel context.CancelFunc, remote string, g *gate) {
 	every := e.opts.PingInterval
 	t := time.NewTicker(every)
@@ -403,7 +403,7 @@ func (e *endpoint) keepAlive(ctx context.Context, ws *websocket.Conn, cancel con
 		pctx, pcancel := context.WithTimeout(ctx, every)
 		err := ws.Ping(pctx)
 		pcancel()
-		if err == nil || g.closedSince(start) {
+		if err == nil || g.excuses(start, 2*every) {
 			continue
 		}
 		if ctx.Err() == nil {
@@ -420,20 +420,27 @@ func (e *endpoint) keepAlive(ctx context.Context, ws *websocket.Conn, cancel con
 // bounds, or its large message waits for its turn. A pong the client sent
 // meanwhile waits unread.
 type gate struct {
-	shut   atomic.Bool
+	shutAt atomic.Int64 // when it closed, in UnixNano; 0 while open
 	opened atomic.Int64 // when it last opened, in UnixNano
 }
 
-func (g *gate) close() { g.shut.Store(true) }
+func (g *gate) close() { g.shutAt.CompareAndSwap(0, time.Now().UnixNano()) }
 
 func (g *gate) open() {
 	g.opened.Store(time.Now().UnixNano())
-	g.shut.Store(false)
+	g.shutAt.Store(0)
 }
 
-// closedSince says whether the gate was closed at any moment since t.
-func (g *gate) closedSince(t time.Time) bool {
-	return g.shut.Load() || g.opened.Load() >= t.UnixNano()
+// excuses says whether a ping sent at t and unanswered is excused: the
+// gate was closed at some moment since, but has not stayed closed for
+// limit. A client that stopped reading with its commands in flight at
+// the bound (each waiting on a promise that never settles) kept the gate
+// closed, and was never cut (red team, 2026-11-30).
+func (g *gate) excuses(t time.Time, limit time.Duration) bool {
+	if at := g.shutAt.Load(); at != 0 {
+		return time.Since(time.Unix(0, at)) < limit
+	}
+	return g.opened.Load() >= t.UnixNano()
 }
 
 // stopGrace is how long a client the person stopped stays connected to
