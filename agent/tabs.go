@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/livetab/livetab/page"
+	"github.com/livetab/livetab/policy"
 )
 
 // tabsArgs are the arguments of the server's browser_tabs, which replaces
@@ -31,7 +33,7 @@ type tabEntry struct {
 	Attached bool   `json:"attached"`
 	// Blocked: a tab a page of the agent's opened on an address outside
 	// the policy; its page is never loaded, and the agent may close it.
-	Blocked bool `json:"blocked,omitempty"`
+	Blocked bool `json:"blocked"`
 }
 
 func (s *Server) tabsTool(ctx context.Context, a tabsArgs, out *toolOut) (page.Result, error) {
@@ -126,8 +128,13 @@ func (s *Server) tabList(ctx context.Context, pg *page.Page) ([]tabEntry, error)
 			e.Origin = "shared"
 		} else if !t.Attached && t.URL != "" && !strings.HasPrefix(t.URL, "about:") {
 			// A popup the policy blocked shows its address and no page:
-			// it was listed as any other, with an empty title.
-			e.Blocked = s.pol.CheckURL(ctx, t.URL) != nil
+			// it was listed as any other, with an empty title. A name
+			// that does not resolve now says nothing of the policy.
+			cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+			err := s.pol.CheckURL(cctx, t.URL)
+			cancel()
+			var d *policy.DeniedError
+			e.Blocked = errors.As(err, &d) && !strings.Contains(d.Reason, "could not resolve")
 		}
 		out = append(out, e)
 	}

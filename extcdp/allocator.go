@@ -117,6 +117,8 @@ func (a *Allocator) Allocate(ctx context.Context, opts ...chromedp.BrowserOption
 	})
 	b, err := chromedp.NewBrowserTransport(tctx, tr, opts...)
 	if err != nil {
+		tcancel()
+		tr.Close()
 		return nil, err
 	}
 	// chromedp turns on target discovery at the browser level when its
@@ -125,6 +127,8 @@ func (a *Allocator) Allocate(ctx context.Context, opts ...chromedp.BrowserOption
 	// it, chromedp.BrowserEvents(ctx, target.TargetCreated) would hear of
 	// no tab here that it hears of on ExecAllocator and RemoteAllocator.
 	if _, err := cdp.Call(ctx, b, target.SetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: true}); err != nil {
+		tcancel()
+		tr.Close()
 		return nil, fmt.Errorf("extcdp: turning on target discovery: %w", err)
 	}
 	return b, nil

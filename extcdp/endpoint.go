@@ -403,14 +403,21 @@ func (e *endpoint) keepAlive(ctx context.Context, ws *websocket.Conn, cancel con
 		pctx, pcancel := context.WithTimeout(ctx, every)
 		err := ws.Ping(pctx)
 		pcancel()
-		if err == nil || g.excuses(start, 2*every) {
+		if ctx.Err() != nil {
+			return
+		}
+		// Only a ping that waited its whole interval counts: one that
+		// could not be written (the writer busy with a large reply to a
+		// client slow to read, which MaxQueue bounds) says nothing of the
+		// client's process.
+		if err == nil || !errors.Is(err, context.DeadlineExceeded) || time.Since(start) < every*9/10 || g.excuses(start, 2*every) {
 			continue
 		}
-		if ctx.Err() == nil {
-			e.opts.Logger.Warn("CDP client disconnected: it answered no ping", "remote", remote, "wait", every)
-			ws.Close(websocket.StatusPolicyViolation, fmt.Sprintf("livetab: no answer to a ping in %v; keep reading the socket", every))
-			cancel()
-		}
+		e.opts.Logger.Warn("CDP client disconnected: it answered no ping", "remote", remote, "wait", every)
+		// The client's hold on the person's tabs ends at once; the close
+		// frame, which a stopped client may never take, follows.
+		go ws.Close(websocket.StatusPolicyViolation, fmt.Sprintf("livetab: no answer to a ping in %v; keep reading the socket", every))
+		cancel()
 		return
 	}
 }

@@ -296,10 +296,18 @@ void chrome.storage.session.get('goneSince').then((v) => {
   }
 }).catch(() => {});
 
-async function releasePersons() {
+/** The release under way, which a hello waits for. @type {Promise<void>} */
+let releasing = Promise.resolve();
+
+function releasePersons() {
   releaseTimer = undefined;
+  releasing = releasing.then(releaseNow, releaseNow);
+}
+
+async function releaseNow() {
   // A bridge that is answering the hello is a relay come back: it is told
-  // which tabs are attached, and must find them so.
+  // which tabs are attached, and must find them so (the hello waits for
+  // a release under way).
   if (state !== 'idle' && state !== 'connecting') return;
   /** @type {chrome.debugger.TargetInfo[]} */
   let targets = [];
@@ -308,6 +316,7 @@ async function releasePersons() {
   } catch {
     return;
   }
+  if (state !== 'idle' && state !== 'connecting') return;
   // attached also covers DevTools and other extensions; detach lets go of
   // this extension's hold only, and fails on the others.
   const persons = targets.filter((t) => t.attached && t.tabId !== undefined && !created.has(t.tabId) && !born.has(t.tabId));
@@ -775,6 +784,7 @@ async function sayHello(sock) {
   /** @type {string} */
   let text;
   try {
+    await releasing;
     const [targets, files] = await Promise.all([
       chrome.debugger.getTargets(),
       chrome.extension.isAllowedFileSchemeAccess(),

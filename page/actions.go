@@ -619,6 +619,11 @@ func (a *action) drag(from, to Ref) (string, error) {
 	if err := a.pressLandsOn(from, pf); err != nil {
 		return "", err
 	}
+	// The drop goes where the pointer is let go: a frame of another site
+	// over the target would get what is dragged.
+	if err := a.pressLandsOn(to, pt); err != nil {
+		return "", err
+	}
 	if err := chromedp.Do(a.ctx, chromedp.DragAndDropXY(pf.X, pf.Y, pt.X, pt.Y)); err != nil {
 		return "", err
 	}

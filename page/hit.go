@@ -109,48 +109,72 @@ func (a *action) pressLandsInRead(x, y float64) error {
 	return fmt.Errorf("%w: %.0f,%.0f is on the frame %s, which the snapshot does not read: a press there would go to that frame's page; click an element by its index instead", ErrCovered, x, y, Defuse(n.String()))
 }
 
-// keysStayIn checks that keys sent now go to the document of s, not into a
-// frame its focused element shows; for no s (a key press with no
-// element), into no frame the Page does not read.
+// keysStayIn checks where keys sent now go: it follows the focus from the
+// top frame down through the frames it is in (the frames of another origin
+// that the Page reads, each in its own isolated world), and refuses a
+// frame the Page does not read. For s (typing into an element of s), the
+// focus must end in s's frame: a page that moved it to itself, or to
+// another frame, is refused as well. For no s (a key press with no
+// element), any frame the Page reads takes the keys.
 func (a *action) keysStayIn(s *session) error {
 	sess, frame := a.top(), cdp.FrameID("")
-	if s != nil && !s.main {
-		if s.execCtx != 0 {
-			frame = s.frameID // an in-process frame, through the top target
-		} else {
-			sess = chromedp.FromContext(s.ctx).Target // its own target
+	at := cdp.FrameID("") // the frame the focus is in, "" for the top one
+	for range maxFrameDepth {
+		n, ok, err := a.focusedFrame(sess, frame)
+		if err != nil {
+			return err
 		}
+		if !ok {
+			break
+		}
+		fs := a.readSession(n.Frame)
+		if fs == nil {
+			return fmt.Errorf("%w: the keyboard focus is in the frame %s (the page moved it there): keys would go to that frame's page, so none were sent; click the element to type into first", ErrInputDiverted, Defuse(n.String()))
+		}
+		if fs.execCtx != 0 {
+			frame = n.Frame // a frame in the top frame's process
+		} else {
+			sess, frame = chromedp.FromContext(fs.ctx).Target, ""
+		}
+		at = n.Frame
 	}
-	key := s
-	if s != nil && s.main {
-		key = nil
+	if s == nil || s.main && at == "" || !s.main && at == s.frameID {
+		return nil
 	}
-	var n hit.Node
-	var ok bool
+	return fmt.Errorf("%w: the keyboard focus left the element's frame (the page moved it): keys would go elsewhere, so none were sent; click the element to type into first", ErrInputDiverted)
+}
+
+// worldKey names an isolated world: a target and a frame of it ("" for
+// its top frame).
+type worldKey struct {
+	sess  cdp.Session
+	frame cdp.FrameID
+}
+
+// focusedFrame is hit.FocusedFrame in frame of sess, through an isolated
+// world the action keeps; a world the frame's navigation took is made
+// again once.
+func (a *action) focusedFrame(sess cdp.Session, frame cdp.FrameID) (hit.Node, bool, error) {
+	key := worldKey{sess, frame}
 	for try := 0; ; try++ {
 		w, known := a.worlds[key]
 		if !known {
 			var err error
 			if w, err = hit.World(a.ctx, sess, frame); err != nil {
-				return err
+				return hit.Node{}, false, err
 			}
 			if a.worlds == nil {
-				a.worlds = map[*session]runtime.ExecutionContextID{}
+				a.worlds = map[worldKey]runtime.ExecutionContextID{}
 			}
 			a.worlds[key] = w
 		}
-		var err error
-		n, ok, err = hit.FocusedFrame(a.ctx, sess, w)
+		n, ok, err := hit.FocusedFrame(a.ctx, sess, w)
 		if err == nil {
-			break
+			return n, ok, nil
 		}
-		delete(a.worlds, key) // the frame navigated: its world went
+		delete(a.worlds, key)
 		if !known || try > 0 {
-			return err
+			return n, ok, err
 		}
 	}
-	if !ok || (s == nil && a.readsFrame(n.Frame)) {
-		return nil
-	}
-	return fmt.Errorf("%w: the keyboard focus is in the frame %s (the page moved it there): keys would go to that frame's page, so none were sent; click the element to type into first", ErrInputDiverted, Defuse(n.String()))
 }

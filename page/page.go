@@ -512,7 +512,7 @@ type action struct {
 	navReq  uint64
 	reqSeq  uint64                                  // the tab's requests before the action
 	note    []string                                // facts for the result text, e.g. a navigation
-	worlds  map[*session]runtime.ExecutionContextID // hit's isolated worlds; nil key: the top frame
+	worlds  map[worldKey]runtime.ExecutionContextID // hit's isolated worlds
 
 	watching  bool // the main document records what the action changes
 	dlSeq     uint64

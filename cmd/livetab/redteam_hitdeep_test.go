@@ -257,3 +257,56 @@ func TestRedTeamTypeSubmitKeydownMovesFocus(t *testing.T) {
 		t.Errorf("browser_type's submit Enter went into a frame of %s, outside the agent's domains: %v (the result said %q)", outside.URL, l, res)
 	}
 }
+
+// Normal use the first cut of the focus check refused: typing into an
+// input of a frame of the page's own origin (an editor's frame). The
+// element is the top frame's, and the top document's activeElement is the
+// frame: the check now walks into frames of the document's origin.
+func TestRedTeamTypeIntoSameOriginFrameNotRefused(t *testing.T) {
+	s := needShared(t)
+	site := newRecorder(t, "127.0.0.1", func(path string) string {
+		if path == "/editor" {
+			return `<!doctype html><title>editor</title><label>Body <input id="b"></label>`
+		}
+		return `<!doctype html><title>compose</title><p>Write below.</p><iframe src="/editor" style="width:400px;height:80px"></iframe>`
+	})
+	c := startMCP(t, s.home, nil, "--allow-domain", "127.0.0.1")
+	c.ok(t, "browser_navigate", map[string]any{"url": site.URL + "/"})
+	time.Sleep(300 * time.Millisecond)
+	snap := mustSnap(t, c)
+	out, _ := c.ok(t, "browser_type", map[string]any{"index": index(t, snap, `textbox "Body"`), "text": "hello"})
+	if !strings.Contains(out, "hello") {
+		t.Errorf("typing into a frame of the page's own origin: %s", out)
+	}
+}
+
+// A frame of an outside host inside a shadow root: the top document's
+// activeElement is the shadow tree's host, a <div>, when the page focuses
+// the frame in its keydown handler. The check walks into open shadow
+// roots; a closed one is left (see the decision).
+func TestRedTeamShadowWrappedFrameTakesNoKeys(t *testing.T) {
+	s := needShared(t)
+	outside := landOutside(t)
+	hostile := newRecorder(t, "127.0.0.1", func(path string) string {
+		return fmt.Sprintf(`<!doctype html><title>shop</title><label>Your note <input id="n"></label><div id="h"></div>`+
+			`<script>const f = document.createElement('iframe'); f.src = '%s/note'; f.style = 'width:200px;height:40px;border:0';`+
+			`h.attachShadow({mode: 'open'}).append(f);`+
+			`n.addEventListener('keydown', () => f.focus())</script>`, outside.URL)
+	})
+	c := startMCP(t, s.home, nil, "--allow-domain", "127.0.0.1", "--allow-private-networks")
+	c.ok(t, "browser_navigate", map[string]any{"url": hostile.URL + "/"})
+	time.Sleep(500 * time.Millisecond)
+	snap := mustSnap(t, c)
+	res := resultText(c.call(t, "browser_type", map[string]any{"index": index(t, snap, `textbox "Your note"`), "text": "secret"}))
+	time.Sleep(500 * time.Millisecond)
+	t.Logf("type: %s; the outside server saw %v", res, outside.paths())
+	if !outside.hit("/note") {
+		t.Fatalf("the outside frame never loaded")
+	}
+	for _, p := range outside.paths() {
+		if strings.HasPrefix(p, "/key-") {
+			t.Errorf("the agent's keys went into a frame of %s in a shadow root: %v", outside.URL, outside.paths())
+			break
+		}
+	}
+}

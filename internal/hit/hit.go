@@ -127,17 +127,31 @@ func World(ctx context.Context, s cdp.Session, frame cdp.FrameID) (runtime.Execu
 	return w.ExecutionContextID, nil
 }
 
-// focusedFrame is, in an isolated world, the focused element of the
-// document when it shows a frame, else null: the builtins and the DOM's
-// getters there are the browser's own.
+// focusedFrame is, in an isolated world, the element that holds the
+// focus of the document when it shows a frame this world cannot enter,
+// else null: the builtins and the DOM's getters there are the browser's
+// own. It walks down through open shadow roots (document.activeElement
+// is a shadow tree's host: a page put its frame in one) and through the
+// frames of the document's origin, whose documents it can read (an editor
+// in a frame of the page's own).
 const focusedFrame = `(() => {
-	const e = document.activeElement;
-	return e && /^(iframe|frame|object|embed|fencedframe|portal)$/.test(e.localName) ? e : null;
+	let d = document;
+	for (let depth = 0; depth < 32; depth++) {
+		let e = d.activeElement;
+		while (e && e.shadowRoot && e.shadowRoot.activeElement) e = e.shadowRoot.activeElement;
+		if (!e || !/^(iframe|frame|object|embed|fencedframe|portal)$/.test(e.localName)) return null;
+		let inner = null;
+		try { inner = e.contentDocument; } catch (x) { inner = null; }
+		if (!inner) return e;
+		d = inner;
+	}
+	return null;
 })()`
 
 // FocusedFrame is the frame owner that holds the focus of the document of
-// world (see World), if one does: keys sent now go into the frame it
-// shows. ok is false when the focus is on no frame owner.
+// world (see World), if one does and shows a frame of another origin:
+// keys sent now go into that frame. ok is false when the focus is in the
+// document (or a frame of its origin).
 func FocusedFrame(ctx context.Context, s cdp.Session, world runtime.ExecutionContextID) (n Node, ok bool, err error) {
 	r, err := cdp.Call(ctx, s, runtime.Evaluate, runtime.EvaluateParams{
 		Expression: focusedFrame, ContextID: world, Silent: new(true),
@@ -153,7 +167,8 @@ func FocusedFrame(ctx context.Context, s cdp.Session, world runtime.ExecutionCon
 	}
 	defer cdp.Call(ctx, s, runtime.ReleaseObject, runtime.ReleaseObjectParams{ObjectID: r.Result.ObjectID}) //nolint:errcheck // best effort
 	n, err = describe(ctx, s, dom.DescribeNodeParams{ObjectID: r.Result.ObjectID})
-	return n, err == nil, err
+	// An <object> showing an image shows no frame.
+	return n, err == nil && n.Owner(), err
 }
 
 // ContentOrigin is where the content box of node (a frame owner, in s's
