@@ -96,7 +96,7 @@ func (s *stalling) personsRequest(t *testing.T, bound time.Duration, what string
 // process stops (SIGSTOP, a debugger breakpoint, a hung event loop): its
 // TCP connection stays open but it reads nothing more and answers no
 // WebSocket ping. The person's tab must not wait on it for good: the
-// endpoint cuts it after two ping intervals (1 s here, 30 s by default),
+// endpoint cuts it after two missed pings (1 s apart here, 30 s by default),
 // and the person's request goes through. Before, it waited past 50 s. A
 // client that reads and sends nothing stays connected.
 func TestRedTeamStalledClientHoldsPersonsTab(t *testing.T) {
