@@ -96,9 +96,6 @@ func (a *action) readSession(fid cdp.FrameID) *session {
 	return s
 }
 
-// readsFrame says whether the Page reads frame fid.
-func (a *action) readsFrame(fid cdp.FrameID) bool { return a.readSession(fid) != nil }
-
 // pressLandsInRead checks that a press at x, y lands in no frame the Page
 // does not read: for a click at a point, which has no element.
 func (a *action) pressLandsInRead(x, y float64) error {
