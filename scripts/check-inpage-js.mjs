@@ -1,7 +1,7 @@
 // Type-checks the JavaScript that Go sends into pages (page/js, capture/js,
-// upload/js, internal/inpage/js) with the extension's TypeScript, as strictly
-// as the extension. Most of these files are bare function declarations or
-// expressions that Go hands to Runtime.callFunctionOn or Runtime.evaluate,
+// upload/js, internal/inpage/js, internal/hit/js) with the extension's
+// TypeScript, as strictly as the extension. Most of these files are bare
+// function declarations or expressions that Go hands to Runtime.callFunctionOn or Runtime.evaluate,
 // which no JavaScript parser takes as a script; the check reads a copy
 // wrapped in parentheses (on the first and last lines, so the line numbers
 // stay), and the files stay what Chrome runs.
@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), '..');
-const dirs = ['page/js', 'capture/js', 'upload/js', 'internal/inpage/js'];
+const dirs = ['page/js', 'capture/js', 'upload/js', 'internal/inpage/js', 'internal/hit/js'];
 const tmp = mkdtempSync(join(tmpdir(), 'livetab-inpage-check-'));
 try {
   const files = [];

@@ -21,7 +21,7 @@ fi
 echo "== extension: npm ci, tsc --noEmit, node --test"
 (cd extension && npm ci --no-audit --no-fund --loglevel=error && npx tsc --noEmit -p . && node --test test/)
 
-echo "== in-page JavaScript (page, capture, upload, internal/inpage): tsc"
+echo "== in-page JavaScript (page, capture, upload, internal/inpage, internal/hit): tsc"
 node scripts/check-inpage-js.mjs
 
 echo "== Playwright and Puppeteer for the CDP endpoint checks: npm ci"

@@ -8,6 +8,7 @@ package hit
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"math"
 	"strings"
@@ -127,26 +128,11 @@ func World(ctx context.Context, s cdp.Session, frame cdp.FrameID) (runtime.Execu
 	return w.ExecutionContextID, nil
 }
 
-// focusedFrame is, in an isolated world, the element that holds the
-// focus of the document when it shows a frame this world cannot enter,
-// else null: the builtins and the DOM's getters there are the browser's
-// own. It walks down through open shadow roots (document.activeElement
-// is a shadow tree's host: a page put its frame in one) and through the
-// frames of the document's origin, whose documents it can read (an editor
-// in a frame of the page's own).
-const focusedFrame = `(() => {
-	let d = document;
-	for (let depth = 0; depth < 32; depth++) {
-		let e = d.activeElement;
-		while (e && e.shadowRoot && e.shadowRoot.activeElement) e = e.shadowRoot.activeElement;
-		if (!e || !/^(iframe|frame|object|embed|fencedframe|portal)$/.test(e.localName)) return null;
-		let inner = null;
-		try { inner = e.contentDocument; } catch (x) { inner = null; }
-		if (!inner) return e;
-		d = inner;
-	}
-	return null;
-})()`
+// focusedFrame is, in an isolated world, the focused element of the
+// document when it shows a frame the world cannot enter (js/focusedframe.js).
+//
+//go:embed js/focusedframe.js
+var focusedFrame string
 
 // FocusedFrame is the frame owner that holds the focus of the document of
 // world (see World), if one does and shows a frame of another origin:
