@@ -1,10 +1,11 @@
 // Type-checks the JavaScript that Go sends into pages (page/js, capture/js,
 // upload/js, internal/inpage/js, internal/hit/js) with the extension's
 // TypeScript, as strictly as the extension. Most of these files are bare
-// function declarations or expressions that Go hands to Runtime.callFunctionOn or Runtime.evaluate,
-// which no JavaScript parser takes as a script; the check reads a copy
-// wrapped in parentheses (on the first and last lines, so the line numbers
-// stay), and the files stay what Chrome runs.
+// function declarations or expressions that Go hands to
+// Runtime.callFunctionOn or Runtime.evaluate, which no JavaScript parser
+// takes as a script; the check reads a copy wrapped in parentheses (on the
+// first and last lines, so the line numbers stay), and the files stay what
+// Chrome runs.
 //
 // strict but for noImplicitAny: about 230 parameters still have no JSDoc
 // type; turning it on is the next step.
