@@ -285,15 +285,9 @@ func (c *Client) refuseUnwatched(m *cdproto.Message, t *tab, s *session) bool {
 	ctx, cancel := context.WithTimeout(c.ctx, frameCheckTimeout)
 	defer cancel()
 	_, err := r.ask(ctx, t, "", cdproto.CommandPageEnable, emptyObject)
-	var res jsonv2.Value
+	var u string
 	if err == nil {
-		res, err = r.ask(ctx, t, "", cdproto.CommandTargetGetTargetInfo, emptyObject)
-	}
-	var info target.GetTargetInfoResult
-	if err == nil {
-		if err = jsonv2.Unmarshal(res, &info, wire.Options); err == nil && info.TargetInfo == nil {
-			err = errors.New("no target info in Chrome's answer")
-		}
+		u, err = r.committedURL(ctx, t)
 	}
 	if err != nil {
 		c.failErr(m.ID, m.SessionID, fmt.Errorf("livetab policy: %s on tab %d: could not learn where the tab is, so it is not sent; retry: %w", m.Method, t.id, err))
@@ -301,7 +295,7 @@ func (c *Client) refuseUnwatched(m *cdproto.Message, t *tab, s *session) bool {
 	}
 	r.mu.Lock()
 	s.watched = true
-	if u := info.TargetInfo.URL; u != "" && u != t.info.URL {
+	if u != "" && u != t.info.URL && !strings.HasPrefix(u, "about:") {
 		r.moveTo(t, u)
 	}
 	why := s.refused
@@ -311,6 +305,39 @@ func (c *Client) refuseUnwatched(m *cdproto.Message, t *tab, s *session) bool {
 		return true
 	}
 	return false
+}
+
+// committedURL asks the tab's renderer which document its main frame has
+// committed (Page.getFrameTree), after Page.enable on the same
+// attachment: a commit after the answer is told by Page.frameNavigated,
+// which comes before the replies of the commands that run in it. The
+// browser's view (Target.getTargetInfo) changes only when the renderer's
+// word of the commit reaches it: asked in between, it named the allowed
+// URL of a tab whose renderer already showed the page that URL
+// redirected to outside the domains, and the client read that page
+// (TestRedTeamNavigateRedirectsOutside, under load).
+func (r *Relay) committedURL(ctx context.Context, t *tab) (string, error) {
+	res, err := r.ask(ctx, t, "", cdproto.CommandPageGetFrameTree, emptyObject)
+	if err != nil {
+		return "", err
+	}
+	var tree struct {
+		FrameTree struct {
+			Frame struct {
+				URL            string `json:"url"`
+				URLFragment    string `json:"urlFragment"`
+				UnreachableURL string `json:"unreachableUrl"`
+			} `json:"frame"`
+		} `json:"frameTree"`
+	}
+	if err := jsonv2.Unmarshal(res, &tree, wire.Options); err != nil {
+		return "", fmt.Errorf("Chrome's frame tree could not be read: %w", err)
+	}
+	f := tree.FrameTree.Frame
+	if f.UnreachableURL != "" {
+		return f.UnreachableURL, nil
+	}
+	return f.URL + f.URLFragment, nil
 }
 
 // Chrome tells of a tab's frames of other sites (attachedToTarget) once
