@@ -4,6 +4,9 @@
 # extension, headless and windowed Chromium). Installs what it needs first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each step says when it began (seconds into the run): CI's 30 minutes are
+# spent where these say.
+step() { echo "== $* (at ${SECONDS}s)"; }
 
 # Windowed tests (what the person sees: the debugging bar, the popup) run
 # Chromium on a virtual display of their own: Xvfb.
@@ -12,37 +15,37 @@ pkgs=()
 need_chromium || pkgs+=(chromium)
 command -v Xvfb >/dev/null 2>&1 || pkgs+=(xvfb)
 if [ ${#pkgs[@]} -gt 0 ]; then
-  echo "== installing ${pkgs[*]} (apt-get)"
+  step "installing ${pkgs[*]} (apt-get)"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${pkgs[@]}" >/dev/null
 fi
 
-echo "== extension: npm ci, tsc --noEmit, node --test"
+step "extension: npm ci, tsc --noEmit, node --test"
 (cd extension && npm ci --no-audit --no-fund --loglevel=error && npx tsc --noEmit -p . && node --test test/)
 
-echo "== in-page JavaScript (page, capture, upload, internal/inpage, internal/hit): tsc"
+step "in-page JavaScript (page, capture, upload, internal/inpage, internal/hit): tsc"
 node scripts/check-inpage-js.mjs
 
-echo "== Playwright and Puppeteer for the CDP endpoint checks: npm ci"
+step "Playwright and Puppeteer for the CDP endpoint checks: npm ci"
 (cd extcdp/testdata/clients && npm ci --no-audit --no-fund --loglevel=error)
 
-echo "== go vet"
+step "go vet"
 go vet ./...
 
 # Pinned, and run from the module proxy rather than go.mod: a tool of the
 # tests, not a dependency of livetab. v0.8.2 is staticcheck 2026.2.2, the
 # newest release on 2026-11-23; it reads go 1.26.
-echo "== staticcheck"
+step "staticcheck"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 # A test that fails beside the others is run again alone, and named.
-echo "== go test"
+step "go test"
 scripts/go-test.sh ./...
 
 # The media benchmarks once, on 10 MB: figures and ratios to read, no
 # pass or fail on speed (a benchmark, not a timed test).
-echo "== media benchmarks on 10 MB (livetab ÷ plain Chromium, same run)"
+step "media benchmarks on 10 MB (livetab ÷ plain Chromium, same run)"
 LIVETAB_BENCH_MB=10 go test -count=1 -run '^$' -bench 'Capture100MB|Upload100MB' -benchtime 1x -timeout 10m ./capture ./upload \
   | awk -f scripts/media-ratios.awk
 
@@ -55,7 +58,7 @@ LIVETAB_BENCH_MB=10 go test -count=1 -run '^$' -bench 'Capture100MB|Upload100MB'
 # at once used their whole 10 minutes each on 2 cores (763 s of a 47-minute
 # run on 2026-11-30), and the endpoint is driven in go test by Playwright,
 # Puppeteer and chromedp's remote allocator (cmd/livetab).
-echo "== chromedp's test suite through livetab (in process)"
+step "chromedp's test suite through livetab (in process)"
 scripts/chromedp-suite.sh -suite.backends inproc
 
 # Each fuzz target runs on its own (-fuzz takes one target per package);
@@ -87,7 +90,7 @@ fuzz_one() {
   return "$status"
 }
 
-echo "== fuzz: each target for $fuzztime"
+step "fuzz: each target for $fuzztime"
 for target in \
   "FuzzDecode ./internal/wire" \
   "FuzzChunks ./bridge" \
@@ -98,3 +101,4 @@ for target in \
   echo "-- $1 ($2)"
   fuzz_one "$1" "$2"
 done
+step "done"
