@@ -103,9 +103,8 @@ func (c *Client) guardAttachment(t *tab, sid string) {
 // guardCommand does, before a command of c's on t's attachment sid (its
 // own, or a child session's) goes to Chrome, what the guard needs, and
 // reports whether it answered the command itself:
-//   - (forward turns the guard on before what runs c's code on a tab c
-//     did not open: a script, a script for new documents, an attribute or
-//     markup, a navigation; see runsCode);
+//   - (forward turns the guard on before what may run c's code on a tab
+//     c did not open, which is nearly every command: see runsCode);
 //   - a client of Debugger's Debugger.enable comes after a disable, for
 //     Chrome lists the page's scripts only to an enable of a Debugger that
 //     was off;
@@ -198,7 +197,7 @@ func (c *Client) guardCommand(m *cdproto.Message, t *tab, sid string) bool {
 	if !strings.HasPrefix(string(m.Method), "Debugger.") {
 		return false
 	}
-	if c.refuseSkip(m, t) {
+	if c.refuseSkip(m, t) || c.refuseCondition(m, t) {
 		return true
 	}
 	r.mu.Lock()
@@ -253,20 +252,45 @@ func skipsPause(m *cdproto.Message) bool {
 	return len(p.Patterns) > 0 || p.SkipAnonymous || len(p.Positions) > 0 || len(p.UniqueIDs) > 0
 }
 
-// runsCode reports whether method runs a client's code on the page: a
-// script, a script for new documents, an attribute or markup (an event
-// handler), a document (Page.setDocumentContent), a navigation (a
-// javascript: or data: URL, or a page whose own script never ends), an
-// expression on a paused frame (TestRedTeamUnguardedLoop).
+// runsCode reports whether method may run a client's code on the page.
+// Naming the ones that do missed some each time: a page a client's
+// Fetch.fulfillRequest supplies, a div DOM.setNodeName makes a script, a
+// function Debugger.setScriptSource rewrites (TestRedTeamLoopWays). So it
+// is every command but those that surely run none: the target's own
+// (Target.*), the domains' enable and disable, and letting a held target
+// go.
 func runsCode(method cdproto.MethodType) bool {
-	switch method {
-	case cdproto.CommandRuntimeEvaluate, cdproto.CommandRuntimeCallFunctionOn, cdproto.CommandRuntimeRunScript,
-		cdproto.CommandPageAddScriptToEvaluateOnNewDocument,
-		cdproto.CommandDOMSetAttributeValue, cdproto.CommandDOMSetAttributesAsText, cdproto.CommandDOMSetOuterHTML,
-		cdproto.CommandPageSetDocumentContent, cdproto.CommandPageNavigate, cdproto.CommandDebuggerEvaluateOnCallFrame:
-		return true
+	s := string(method)
+	switch {
+	case strings.HasPrefix(s, "Target."), strings.HasSuffix(s, ".enable"), strings.HasSuffix(s, ".disable"),
+		method == cdproto.CommandRuntimeRunIfWaitingForDebugger:
+		return false
 	}
-	return false
+	return true
+}
+
+// refuseCondition fails, on a tab c did not open, a breakpoint with a
+// condition (a logpoint is one): V8 runs the condition inside the page's
+// own task with pauses off, so the guard cannot end a condition that never
+// returns, and the person's tab stayed frozen after the client left
+// (TestRedTeamLoopWays).
+func (c *Client) refuseCondition(m *cdproto.Message, t *tab) bool {
+	switch m.Method {
+	case cdproto.CommandDebuggerSetBreakpoint, cdproto.CommandDebuggerSetBreakpointByURL, cdproto.CommandDebuggerSetBreakpointOnFunctionCall:
+	default:
+		return false
+	}
+	if c.opened(t) {
+		return false
+	}
+	var p struct {
+		Condition string `json:"condition"`
+	}
+	if jsonv2.Unmarshal(m.Params, &p, wire.Options) == nil && p.Condition == "" {
+		return false
+	}
+	c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses %s with a condition on tab %d, which the person opened: a condition runs inside the page's own task, where livetab cannot end it should it never return; set the breakpoint without a condition, or debug a tab of your own (Target.createTarget)", m.Method, t.id))
+	return true
 }
 
 func isBlackbox(method cdproto.MethodType) bool {
