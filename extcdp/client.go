@@ -481,7 +481,7 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		c.failErr(m.ID, replySID, attachError(t, err))
 		return
 	}
-	if c.refuseUnwatched(m, t, s) || c.refuseFrame(m, t, sid) || c.refuseHistoryEntry(m, t, sid) {
+	if c.refuseUnwatched(m, t, s) || c.refuseFrame(m, t, sid) || c.refuseHistoryEntry(m, t, sid) || c.holdInitScript(m, t, sid) {
 		return
 	}
 	// Before guardUnsafe, whose emulations run code too (a data: URL

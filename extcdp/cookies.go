@@ -52,6 +52,47 @@ var browserLevelRefused = map[cdproto.MethodType]string{
 
 // guardCookies answers m when it reads or changes the person's cookies or
 // site data beyond what c may touch, and reports whether it did.
+// cookiesOfThisPage names, for a client held to domains, the page's own
+// URL in a Network.getCookies that names none: Chrome then gives the
+// cookies of the page and of every frame in it, and the client read the
+// person's login cookie of another site that the allowed page framed
+// (TestRedTeamCookiesOfAFrameWithoutURLs). The URL is the one of the
+// session's document (sid: a frame's own session), or none at all when
+// the relay does not know it to be within the domains.
+func (c *Client) cookiesOfThisPage(m *cdproto.Message, t *tab, sid string) {
+	if m.Method != cdproto.CommandNetworkGetCookies {
+		return
+	}
+	domains := c.heldDomains()
+	if len(domains) == 0 {
+		return
+	}
+	var p struct {
+		URLs []string `json:"urls"`
+	}
+	if jsonv2.Unmarshal(m.Params, &p, wire.Options) != nil || len(p.URLs) > 0 {
+		return // guardCookies checks the ones named, and bad params
+	}
+	r := c.r
+	r.mu.Lock()
+	url := t.info.URL
+	if sid != "" {
+		url = ""
+		if ch := r.children[sid]; ch != nil && ch.tab == t {
+			url = ch.info.URL
+		}
+	}
+	r.mu.Unlock()
+	urls := []string{}
+	if strings.HasPrefix(url, "http") && policy.MatchURL(url, domains) {
+		urls = append(urls, url)
+	}
+	b, err := jsonv2.Marshal(map[string]any{"urls": urls})
+	if err == nil {
+		m.Params = b
+	}
+}
+
 func (c *Client) guardCookies(m *cdproto.Message) bool {
 	if why, ok := profileWide[m.Method]; ok {
 		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses %s: %s", m.Method, why))

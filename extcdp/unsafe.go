@@ -106,6 +106,7 @@ func (c *Client) opened(t *tab) bool {
 // child session sid) and reports whether it answered the command itself,
 // by emulating or refusing it.
 func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session) bool {
+	c.cookiesOfThisPage(m, t, sid)
 	if c.guardCookies(m) || c.guardCrashers(m) || c.guardGesture(m) || c.guardPoint(m) || c.guardText(m) || c.ignoreCertificateErrors(m, m.SessionID) || c.guardTree(m, t, sid, s) || c.guardSize(m, t, sid, s) {
 		return true
 	}

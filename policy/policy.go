@@ -242,6 +242,41 @@ func compilePattern(raw string) (pattern, error) {
 	return p, nil
 }
 
+// HostRule is a domain pattern as the checks read it, for a check written
+// elsewhere in the same terms (the relay's check in a page's new-document
+// scripts): any host; a suffix (".example.com" of "*.example.com"); one
+// host, canonical; or addresses (an address is a prefix of its full
+// length, IPv4-mapped ones as IPv4).
+type HostRule struct {
+	Any    bool
+	Suffix string
+	Host   string
+	Prefix netip.Prefix
+}
+
+// HostRules compiles patterns as MatchHost reads them; a pattern MatchHost
+// would not match anything with is left out.
+func HostRules(patterns []string) []HostRule {
+	var out []HostRule
+	for _, raw := range patterns {
+		if strings.TrimSpace(raw) == "*" {
+			out = append(out, HostRule{Any: true})
+			continue
+		}
+		p, err := compilePattern(raw)
+		if err != nil {
+			continue
+		}
+		r := HostRule{Suffix: p.suffix, Host: p.host, Prefix: p.prefix}
+		if p.ip.IsValid() {
+			ip := p.ip.Unmap()
+			r.Prefix = netip.PrefixFrom(ip, ip.BitLen())
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 // Validate checks the domain patterns. The checks call it on first use and
 // refuse everything when it fails.
 func (p *Policy) Validate() error {
