@@ -38,6 +38,10 @@ type Client struct {
 	// replies they must not overtake (order.go).
 	holds orderHolds
 
+	// notes are the requests a client held to domains heard of
+	// (outside.go).
+	notes requestNotes
+
 	qmu      sync.Mutex
 	queue    []*cdproto.Message
 	head     int
@@ -142,6 +146,9 @@ func (r *Relay) NewClient() *Client {
 // A client that leaves more unread than its limits allow is cut off: its
 // queue is dropped and its connection closed with the reason.
 func (c *Client) deliver(m *cdproto.Message) {
+	if m.Method != "" {
+		m = c.scrubOutside(m)
+	}
 	if m.Method != "" && c.heldBack(m) {
 		return
 	}

@@ -79,6 +79,7 @@ func (c *Client) setPolicy(ctx context.Context, m *cdproto.Message, sid target.S
 	p.Owner = c.pol.owner
 	c.pol.set = p.SharedOnly || len(p.Domains) > 0 || p.BlockPrivate
 	c.pol.sharedOnly, c.pol.domains, c.pol.params, c.pol.guards = p.SharedOnly, p.Domains, p, sp.GuardsLoads
+	c.notes.hold(p.Domains)
 	if !c.pol.set {
 		p = wire.PolicyParams{Owner: p.Owner, Domains: []string{}}
 	}
@@ -133,6 +134,7 @@ func (c *Client) dropPolicy() {
 	r.mu.Lock()
 	owner, had := c.pol.owner, c.pol.set
 	c.pol.set = false
+	c.notes.hold(nil)
 	r.mu.Unlock()
 	if owner == "" || !had {
 		return

@@ -107,7 +107,7 @@ func (c *Client) opened(t *tab) bool {
 // by emulating or refusing it.
 func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session) bool {
 	c.cookiesOfThisPage(m, t, sid)
-	if c.guardCookies(m) || c.guardCrashers(m) || c.guardGesture(m) || c.guardPoint(m) || c.guardText(m) || c.ignoreCertificateErrors(m, m.SessionID) || c.guardTree(m, t, sid, s) || c.guardSize(m, t, sid, s) {
+	if c.guardCookies(m) || c.refuseOutsideRequest(m) || c.refuseSnapshot(m, t, sid) || c.guardCrashers(m) || c.guardGesture(m) || c.guardPoint(m) || c.guardText(m) || c.ignoreCertificateErrors(m, m.SessionID) || c.guardTree(m, t, sid, s) || c.guardSize(m, t, sid, s) {
 		return true
 	}
 	switch m.Method {

@@ -1,0 +1,371 @@
+package extcdp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/chromedp/cdproto"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+
+	"github.com/livetab/livetab/internal/wire"
+)
+
+// An allowed page loads from other sites: images, scripts, frames, and the
+// documents its redirects lead to. The page cannot read those answers, nor
+// the person's cookies that go with them, but a client reading the page's
+// requests could: Network.*ExtraInfo events listed the person's login
+// cookie of another site with its value, Fetch.requestPaused carried it in
+// the Cookie header, and Fetch.getResponseBody read the document of a
+// frame of another site, or of the site the client's own navigation
+// redirected to (TestRedTeamCookiesInTheEventsOfARequestOutside,
+// TestRedTeamFrameDocumentBodyThroughTheParent,
+// TestRedTeamFetchReadsARedirectOutside). For a client held to domains,
+// the relay notes which of the requests it hears of go outside them: their
+// events reach it without cookies and raw headers, and their bodies are
+// neither read nor replaced. A request it did not hear of is not read
+// either: request ids are easy to guess.
+
+// maxNotedRequests bounds the requests noted per client.
+const maxNotedRequests = 8192
+
+// requestNotes are the requests a client held to domains heard of, by id:
+// true for those outside its domains.
+type requestNotes struct {
+	domains atomic.Pointer[[]string] // nil: not held to domains
+
+	mu      sync.Mutex
+	outside map[string]bool
+	order   []string
+}
+
+// hold sets the domains the notes are kept for (none: not held).
+func (n *requestNotes) hold(domains []string) {
+	if len(domains) == 0 {
+		n.domains.Store(nil)
+		return
+	}
+	d := append([]string(nil), domains...)
+	n.domains.Store(&d)
+}
+
+func (n *requestNotes) note(id string, outside bool) {
+	if id == "" {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.outside == nil {
+		n.outside = map[string]bool{}
+	}
+	if was, ok := n.outside[id]; ok {
+		n.outside[id] = was || outside
+		return
+	}
+	if len(n.order) >= maxNotedRequests {
+		delete(n.outside, n.order[0])
+		n.order = n.order[1:]
+	}
+	n.outside[id] = outside
+	n.order = append(n.order, id)
+}
+
+// lookup says whether id is noted, and whether it goes outside.
+func (n *requestNotes) lookup(id string) (outside, known bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	outside, known = n.outside[id]
+	return outside, known
+}
+
+// scrubOutside returns m as a client held to domains may hear it: the
+// events of a request outside them without cookies and raw headers. Other
+// messages pass as they are.
+func (c *Client) scrubOutside(m *cdproto.Message) *cdproto.Message {
+	switch m.Method {
+	case cdproto.EventNetworkRequestWillBeSent, cdproto.EventNetworkRequestWillBeSentExtraInfo,
+		cdproto.EventNetworkResponseReceived, cdproto.EventNetworkResponseReceivedExtraInfo,
+		cdproto.EventFetchRequestPaused, cdproto.EventNetworkWebSocketCreated,
+		cdproto.EventNetworkWebSocketWillSendHandshakeRequest, cdproto.EventNetworkWebSocketHandshakeResponseReceived:
+	default:
+		return m
+	}
+	dp := c.notes.domains.Load()
+	if dp == nil {
+		return m
+	}
+	domains := *dp
+	var p map[string]jsonv2.Value
+	if jsonv2.Unmarshal(m.Params, &p, wire.Options) != nil {
+		return m
+	}
+	var id string
+	jsonv2.Unmarshal(p["requestId"], &id, wire.Options)
+	urlOf := func(field string) string {
+		var r struct {
+			URL string `json:"url"`
+		}
+		jsonv2.Unmarshal(p[field], &r, wire.Options)
+		return r.URL
+	}
+	switch m.Method {
+	case cdproto.EventNetworkRequestWillBeSent, cdproto.EventFetchRequestPaused:
+		c.notes.note(id, !frameAllowed(urlOf("request"), domains))
+	case cdproto.EventNetworkWebSocketCreated:
+		var u string
+		jsonv2.Unmarshal(p["url"], &u, wire.Options)
+		if rest, ok := strings.CutPrefix(u, "ws"); ok {
+			u = "http" + rest // ws: and wss: are http: and https: to the domains
+		}
+		c.notes.note(id, !frameAllowed(u, domains))
+	}
+	outside, known := c.notes.lookup(id)
+	changed := false
+	if m.Method == cdproto.EventNetworkRequestWillBeSentExtraInfo {
+		// The cookies Chrome names here are those of the request's URL,
+		// sent or not: one outside the domains tells where it goes.
+		if kept, dropped := allowedCookies(p["associatedCookies"], domains); dropped {
+			p["associatedCookies"] = kept
+			outside, changed = true, true
+		}
+	}
+	if !outside && known {
+		if changed {
+			return withParams(m, p)
+		}
+		return m
+	}
+	if !outside && m.Method == cdproto.EventNetworkRequestWillBeSentExtraInfo {
+		return m // its cookies are the domains' own
+	}
+	// Outside, or not known to be inside: no cookies, no raw headers.
+	for _, f := range []string{"headers", "responseHeaders", "request", "response"} {
+		if v, ok := p[f]; ok {
+			p[f] = scrubHeaders(v)
+		}
+	}
+	for _, f := range []string{"headersText", "blockedCookies", "exemptedCookies", "associatedCookies"} {
+		if _, ok := p[f]; ok {
+			delete(p, f)
+		}
+	}
+	return withParams(m, p)
+}
+
+func withParams(m *cdproto.Message, p map[string]jsonv2.Value) *cdproto.Message {
+	b, err := jsonv2.Marshal(p, wire.Options)
+	if err != nil {
+		return m
+	}
+	n := *m
+	n.Params = b
+	return &n
+}
+
+// allowedCookies keeps, of Network's associatedCookies, those of a domain
+// within domains, and says whether it dropped any.
+func allowedCookies(v jsonv2.Value, domains []string) (jsonv2.Value, bool) {
+	var list []map[string]jsonv2.Value
+	if len(v) == 0 || jsonv2.Unmarshal(v, &list, wire.Options) != nil {
+		return v, false
+	}
+	kept := list[:0:0]
+	for _, e := range list {
+		var ck struct {
+			Domain string `json:"domain"`
+		}
+		jsonv2.Unmarshal(e["cookie"], &ck, wire.Options)
+		if ck.Domain != "" && frameAllowed("https://"+strings.TrimPrefix(ck.Domain, ".")+"/", domains) {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) == len(list) {
+		return v, false
+	}
+	b, err := jsonv2.Marshal(kept, wire.Options)
+	if err != nil {
+		return jsonv2.Value("[]"), true
+	}
+	return b, true
+}
+
+// cookieHeaders are the headers that carry cookies, and raw ones.
+var cookieHeaders = map[string]bool{"cookie": true, "set-cookie": true, "cookie2": true, "set-cookie2": true, "authorization": true, "proxy-authorization": true}
+
+// scrubHeaders takes the cookie headers out of v: a headers object
+// (name: value), a list of {name, value} (Fetch), or an object holding
+// those (a request or response: headers, requestHeaders, and their texts).
+func scrubHeaders(v jsonv2.Value) jsonv2.Value {
+	var obj map[string]jsonv2.Value
+	if jsonv2.Unmarshal(v, &obj, wire.Options) == nil {
+		changed := false
+		for k, x := range obj {
+			switch {
+			case cookieHeaders[strings.ToLower(k)]:
+				delete(obj, k)
+				changed = true
+			case k == "headers" || k == "requestHeaders":
+				obj[k] = scrubHeaders(x)
+				changed = true
+			case k == "headersText" || k == "requestHeadersText":
+				delete(obj, k)
+				changed = true
+			}
+		}
+		if !changed {
+			return v
+		}
+		b, err := jsonv2.Marshal(obj, wire.Options)
+		if err != nil {
+			return jsonv2.Value("{}")
+		}
+		return b
+	}
+	var list []struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	}
+	if jsonv2.Unmarshal(v, &list, wire.Options) == nil {
+		kept := list[:0:0]
+		for _, h := range list {
+			if !cookieHeaders[strings.ToLower(h.Name)] {
+				kept = append(kept, h)
+			}
+		}
+		b, err := jsonv2.Marshal(kept, wire.Options)
+		if err != nil {
+			return jsonv2.Value("[]")
+		}
+		return b
+	}
+	return v
+}
+
+// readsRequest names the commands that read or replace a request's body
+// or answer by its id.
+var readsRequest = map[cdproto.MethodType]bool{
+	cdproto.CommandFetchGetResponseBody:               true,
+	cdproto.CommandFetchTakeResponseBodyAsStream:      true,
+	cdproto.CommandFetchFulfillRequest:                true,
+	cdproto.CommandNetworkGetResponseBody:             true,
+	cdproto.CommandNetworkGetRequestPostData:          true,
+	cdproto.CommandNetworkStreamResourceContent:       true,
+	"Network.getResponseBodyForInterception":          true,
+	"Network.takeResponseBodyForInterceptionAsStream": true,
+}
+
+// refuseOutsideRequest fails, for a client held to domains, a command that
+// reads or replaces the body of a request outside them, or of one it did
+// not hear of; and a change to such a request on its way (Fetch's
+// continue with other headers, method, body or answer).
+func (c *Client) refuseOutsideRequest(m *cdproto.Message) bool {
+	changes := m.Method == cdproto.CommandFetchContinueRequest || m.Method == cdproto.CommandFetchContinueResponse
+	if !readsRequest[m.Method] && !changes {
+		return false
+	}
+	dp := c.notes.domains.Load()
+	if dp == nil {
+		return false
+	}
+	var p struct {
+		RequestID      string         `json:"requestId"`
+		InterceptionID string         `json:"interceptionId"`
+		Method         string         `json:"method"`
+		PostData       string         `json:"postData"`
+		Headers        []jsonv2.Value `json:"headers"`
+		ResponseCode   int            `json:"responseCode"`
+		ResponseHdrs   []jsonv2.Value `json:"responseHeaders"`
+		BinaryHdrs     string         `json:"binaryResponseHeaders"`
+		ResponsePhrase string         `json:"responsePhrase"`
+	}
+	if jsonv2.Unmarshal(m.Params, &p, wire.Options) != nil {
+		return false // Chrome answers for bad params
+	}
+	id := p.RequestID
+	if id == "" {
+		id = p.InterceptionID
+	}
+	outside, known := c.notes.lookup(id)
+	if changes {
+		if !outside || p.Method == "" && p.PostData == "" && p.Headers == nil && p.ResponseCode == 0 && p.ResponseHdrs == nil && p.BinaryHdrs == "" && p.ResponsePhrase == "" {
+			return false
+		}
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s refused: request %s goes outside the domains livetab may use (%s); continue it as it is, or fail it", m.Method, id, strings.Join(*dp, ", ")))
+		return true
+	}
+	switch {
+	case !known:
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s refused: livetab told this client of no request %s; a client held to domains reads the requests of its pages it heard of (Network.enable, Fetch.enable)", m.Method, id))
+		return true
+	case outside:
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s refused: request %s goes outside the domains livetab may use (%s); its page may load it, but this client may not read or answer it", m.Method, id, strings.Join(*dp, ", ")))
+		return true
+	}
+	return false
+}
+
+// refuseSnapshot takes, for a client held to domains, a
+// Page.captureSnapshot itself, and fails it when the MHTML holds the
+// document of a frame outside the domains: Chrome writes every frame's
+// document into it, those in renderers of their own too, which the
+// page's own frame tree does not list (TestRedTeamFrameThroughPageCommands).
+// The images and other resources of other sites stay: the page shows them.
+func (c *Client) refuseSnapshot(m *cdproto.Message, t *tab, sid string) bool {
+	if m.Method != cdproto.CommandPageCaptureSnapshot {
+		return false
+	}
+	dp := c.notes.domains.Load()
+	if dp == nil {
+		return false
+	}
+	domains := *dp
+	ctx, cancel := context.WithTimeout(c.ctx, clientTimeout)
+	defer cancel()
+	res, err := c.r.ask(ctx, t, sid, m.Method, m.Params)
+	if err != nil {
+		c.failErr(m.ID, m.SessionID, fmt.Errorf("%s: %w", m.Method, err))
+		return true
+	}
+	var snap struct {
+		Data string `json:"data"`
+	}
+	jsonv2.Unmarshal(res, &snap, wire.Options)
+	if u := outsideDocument(snap.Data, domains); u != "" {
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s refused: the page has a frame outside the domains livetab may use (%s), and the snapshot would hold its document; capture a page without such frames, or take a screenshot", m.Method, strings.Join(domains, ", ")))
+		return true
+	}
+	c.reply(m.ID, m.SessionID, res)
+	return true
+}
+
+// outsideDocument returns the location of the first HTML document in the
+// MHTML snapshot mhtml that is outside domains, "" when there is none.
+func outsideDocument(mhtml string, domains []string) string {
+	inHeaders, html, loc := false, false, ""
+	for line := range strings.Lines(mhtml) {
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case strings.HasPrefix(line, "------MultipartBoundary"):
+			inHeaders, html, loc = true, false, ""
+		case !inHeaders:
+		case line == "":
+			inHeaders = false
+			if html && loc != "" && !frameAllowed(loc, domains) {
+				return loc
+			}
+		default:
+			name, value, _ := strings.Cut(line, ":")
+			value = strings.TrimSpace(value)
+			switch strings.ToLower(name) {
+			case "content-type":
+				v := strings.ToLower(value)
+				html = strings.HasPrefix(v, "text/html") || strings.Contains(v, "xml")
+			case "content-location":
+				loc = value
+			}
+		}
+	}
+	return ""
+}
