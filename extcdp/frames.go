@@ -331,7 +331,7 @@ func (r *Relay) committedURL(ctx context.Context, t *tab) (string, error) {
 		} `json:"frameTree"`
 	}
 	if err := jsonv2.Unmarshal(res, &tree, wire.Options); err != nil {
-		return "", fmt.Errorf("Chrome's frame tree could not be read: %w", err)
+		return "", fmt.Errorf("the frame tree in Chrome's answer could not be read: %w", err)
 	}
 	f := tree.FrameTree.Frame
 	if f.UnreachableURL != "" {

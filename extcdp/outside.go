@@ -147,9 +147,7 @@ func (c *Client) scrubOutside(m *cdproto.Message) *cdproto.Message {
 		}
 	}
 	for _, f := range []string{"headersText", "blockedCookies", "exemptedCookies", "associatedCookies"} {
-		if _, ok := p[f]; ok {
-			delete(p, f)
-		}
+		delete(p, f)
 	}
 	return withParams(m, p)
 }
