@@ -33,6 +33,9 @@ type clientPolicy struct {
 	params     wire.PolicyParams // as the extension gets it
 	tabs       []int64           // the tabs it drives, as the extension last heard
 	guards     bool              // it guards its tabs' loads itself (GuardsLoads)
+	// scripts are the domains under which it added scripts for new
+	// documents (initscript.go), "" for none.
+	scripts string
 	// synced is closed once the extension holds the loads of the tabs
 	// last sent (nil: nothing on its way); the client's commands to the
 	// extension wait for it (waitDriven).
@@ -69,6 +72,11 @@ func (c *Client) setPolicy(ctx context.Context, m *cdproto.Message, sid target.S
 		p.Transfer = r.transferBase()
 	}
 	r.mu.Lock()
+	if why := c.scriptsFor(sp.Domains); why != "" {
+		r.mu.Unlock()
+		c.fail(m.ID, sid, -32000, livetabcdp.CommandSetPolicy+" refused: "+why)
+		return
+	}
 	listed := map[*tab]bool{}
 	for _, t := range r.tabs {
 		listed[t] = c.lists(t)

@@ -66,6 +66,7 @@ func (c *Client) holdInitScript(m *cdproto.Message, t *tab, sid string) bool {
 	domains := c.pol.domains
 	c.r.mu.Unlock()
 	if !held {
+		c.noteScripts(m.Params, field, nil)
 		return false
 	}
 	refuse := func(why string) bool {
@@ -94,7 +95,54 @@ func (c *Client) holdInitScript(m *cdproto.Message, t *tab, sid string) bool {
 		return refuse(err.Error())
 	}
 	m.Params = params
+	c.noteScripts(m.Params, field, domains)
 	return false
+}
+
+// A script added before the client held itself to domains, or under
+// others, runs unchecked, or checked against those (a policy set later
+// did not reach it: TestRedTeamNewDocumentScriptBeforeThePolicy). The
+// relay keeps under which domains the client's scripts were added, and
+// setPolicy refuses other domains to a client that has some (scriptsFor).
+
+// Keys of clientPolicy.scripts besides a list of domains.
+const (
+	scriptsUnheld = "\x00" // added with no domains
+	scriptsMixed  = "\x01" // added under more than one
+)
+
+// noteScripts notes that c added a script whose params are params, under
+// domains (none: not held). An empty source, which Playwright adds to
+// have its world in each document, runs nothing.
+func (c *Client) noteScripts(params jsonv2.Value, field string, domains []string) {
+	var p map[string]jsonv2.Value
+	var src string
+	if jsonv2.Unmarshal(params, &p, wire.Options) != nil || jsonv2.Unmarshal(p[field], &src, wire.Options) != nil || src == "" {
+		return
+	}
+	key := scriptsUnheld
+	if len(domains) > 0 {
+		key = strings.Join(domains, "\n")
+	}
+	c.r.mu.Lock()
+	defer c.r.mu.Unlock()
+	switch c.pol.scripts {
+	case "":
+		c.pol.scripts = key
+	case key:
+	default:
+		c.pol.scripts = scriptsMixed
+	}
+}
+
+// scriptsFor says why c may not hold itself to domains now: it added
+// scripts for new documents under no or other domains. Call with r.mu
+// held.
+func (c *Client) scriptsFor(domains []string) string {
+	if len(domains) == 0 || c.pol.scripts == "" || c.pol.scripts == strings.Join(domains, "\n") {
+		return ""
+	}
+	return "this connection added scripts for new documents (Page.addScriptToEvaluateOnNewDocument) before it held itself to these domains, and those would run in documents outside them: set the policy before adding scripts, or hold a new connection to the domains"
 }
 
 // compilesAlone has Chrome compile src, without running it, as a script

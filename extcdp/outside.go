@@ -85,6 +85,9 @@ func (n *requestNotes) lookup(id string) (outside, known bool) {
 // messages pass as they are.
 func (c *Client) scrubOutside(m *cdproto.Message) *cdproto.Message {
 	switch m.Method {
+	case cdproto.EventCSSStyleSheetAdded, cdproto.EventDebuggerScriptParsed:
+		c.noteSource(m)
+		return m
 	case cdproto.EventNetworkRequestWillBeSent, cdproto.EventNetworkRequestWillBeSentExtraInfo,
 		cdproto.EventNetworkResponseReceived, cdproto.EventNetworkResponseReceivedExtraInfo,
 		cdproto.EventFetchRequestPaused, cdproto.EventNetworkWebSocketCreated,
@@ -141,7 +144,7 @@ func (c *Client) scrubOutside(m *cdproto.Message) *cdproto.Message {
 		return m // its cookies are the domains' own
 	}
 	// Outside, or not known to be inside: no cookies, no raw headers.
-	for _, f := range []string{"headers", "responseHeaders", "request", "response"} {
+	for _, f := range []string{"headers", "responseHeaders", "request", "response", "redirectResponse"} {
 		if v, ok := p[f]; ok {
 			p[f] = scrubHeaders(v)
 		}
@@ -366,4 +369,88 @@ func outsideDocument(mhtml string, domains []string) string {
 		}
 	}
 	return ""
+}
+
+// A page's style sheets and scripts of other sites are read by their own
+// ids and URLs too, not only by their requests': Page.getResourceContent
+// and searchInResource name the URL, CSS.getStyleSheetText a style sheet,
+// Debugger.getScriptSource a script (TestRedTeamResourceContentOfASubresourceOutside).
+// The relay notes, from CSS.styleSheetAdded and Debugger.scriptParsed,
+// which ids come from outside the domains, under the same notes as the
+// requests (an id of each kind is its own string: "style-sheet-…", a
+// number).
+
+// noteSource notes the style sheet or script an event tells of.
+func (c *Client) noteSource(m *cdproto.Message) {
+	dp := c.notes.domains.Load()
+	if dp == nil {
+		return
+	}
+	var p struct {
+		Header struct {
+			StyleSheetID string `json:"styleSheetId"`
+			SourceURL    string `json:"sourceURL"`
+		} `json:"header"`
+		ScriptID string `json:"scriptId"`
+		URL      string `json:"url"`
+	}
+	if jsonv2.Unmarshal(m.Params, &p, wire.Options) != nil {
+		return
+	}
+	if m.Method == cdproto.EventCSSStyleSheetAdded {
+		c.notes.note("css:"+p.Header.StyleSheetID, !frameAllowed(p.Header.SourceURL, *dp))
+	} else {
+		c.notes.note("js:"+p.ScriptID, !frameAllowed(p.URL, *dp))
+	}
+}
+
+// readsSource names the commands that read a style sheet's or a script's
+// text by id, with the prefix of its notes.
+var readsSource = map[cdproto.MethodType]string{
+	cdproto.CommandCSSGetStyleSheetText:          "css:",
+	cdproto.CommandCSSCollectClassNames:          "css:",
+	cdproto.CommandDebuggerGetScriptSource:       "js:",
+	cdproto.CommandDebuggerSearchInContent:       "js:",
+	"Debugger.getWasmBytecode":                   "js:",
+	cdproto.CommandDebuggerDisassembleWasmModule: "js:",
+}
+
+// refuseOutsideSource fails, for a client held to domains, a read of a
+// resource outside them by URL, or of a style sheet or script of one (or
+// one it was not told of) by id.
+func (c *Client) refuseOutsideSource(m *cdproto.Message) bool {
+	prefix, byID := readsSource[m.Method]
+	if !byID && m.Method != cdproto.CommandPageGetResourceContent && m.Method != cdproto.CommandPageSearchInResource {
+		return false
+	}
+	dp := c.notes.domains.Load()
+	if dp == nil {
+		return false
+	}
+	var p struct {
+		URL          string `json:"url"`
+		StyleSheetID string `json:"styleSheetId"`
+		ScriptID     string `json:"scriptId"`
+	}
+	if jsonv2.Unmarshal(m.Params, &p, wire.Options) != nil {
+		return false
+	}
+	refuse := func(what string) bool {
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s refused: %s; its page may load it, but a client held to the domains livetab may use (%s) does not read it", m.Method, what, strings.Join(*dp, ", ")))
+		return true
+	}
+	if !byID {
+		if !frameAllowed(p.URL, *dp) {
+			return refuse(fmt.Sprintf("%.200s is outside the domains", p.URL))
+		}
+		return false
+	}
+	id := p.StyleSheetID + p.ScriptID
+	switch outside, known := c.notes.lookup(prefix + id); {
+	case !known:
+		return refuse(fmt.Sprintf("livetab told this client of no %s %s (CSS.enable, Debugger.enable)", map[string]string{"css:": "style sheet", "js:": "script"}[prefix], id))
+	case outside:
+		return refuse(fmt.Sprintf("%s comes from outside the domains", id))
+	}
+	return false
 }

@@ -60,6 +60,11 @@ var ownTabOnly = map[cdproto.MethodType]string{
 	cdproto.CommandEmulationSetHardwareConcurrencyOverride: "Chrome gives a page its CPU count back only when the debugger leaves it",
 	"Emulation.setVisibleSize":                             "Chrome gives a page its size back only when the debugger leaves it",
 	cdproto.CommandPageSetFontSizes:                        "Chrome gives a page the person's font sizes back only when the debugger leaves it",
+	// A frozen page, or one whose scripts may not run, answers the
+	// watchdog still: the person's page stood still for as long as the
+	// client stayed (TestRedTeamFrozenPersonsTab).
+	cdproto.CommandPageSetWebLifecycleState:            "a frozen page stands still until the debugger leaves it",
+	cdproto.CommandEmulationSetScriptExecutionDisabled: "the page's scripts stay off until the debugger leaves it",
 }
 
 // failInOrder refuses m once the tab has answered what the client sent
@@ -107,7 +112,11 @@ func (c *Client) opened(t *tab) bool {
 // by emulating or refusing it.
 func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session) bool {
 	c.cookiesOfThisPage(m, t, sid)
-	if c.guardCookies(m) || c.refuseOutsideRequest(m) || c.refuseSnapshot(m, t, sid) || c.guardCrashers(m) || c.guardGesture(m) || c.guardPoint(m) || c.guardText(m) || c.ignoreCertificateErrors(m, m.SessionID) || c.guardTree(m, t, sid, s) || c.guardSize(m, t, sid, s) {
+	if c.guardCookies(m) || c.refuseOutsideRequest(m) || c.refuseOutsideSource(m) || c.refuseSnapshot(m, t, sid) || c.guardCrashers(m) || c.guardGesture(m) || c.guardPoint(m) || c.guardText(m) || c.ignoreCertificateErrors(m, m.SessionID) || c.guardTree(m, t, sid, s) || c.guardSize(m, t, sid, s) {
+		return true
+	}
+	if why, ok := ownTabOnly[m.Method]; ok && !c.opened(t) {
+		c.failInOrder(m, t, sid, fmt.Sprintf("livetab refuses %s on tab %d, which the person opened: %s; use a tab of your own (Target.createTarget)", m.Method, t.id, why))
 		return true
 	}
 	switch m.Method {
@@ -129,14 +138,6 @@ func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session)
 			return false
 		}
 		c.keepPersonsFonts(m, t, sid)
-		return true
-	case cdproto.CommandPageResetNavigationHistory, cdproto.CommandEmulationSetVirtualTimePolicy,
-		cdproto.CommandEmulationSetHardwareConcurrencyOverride, "Emulation.setVisibleSize",
-		cdproto.CommandPageSetFontSizes:
-		if c.opened(t) {
-			return false
-		}
-		c.failInOrder(m, t, sid, fmt.Sprintf("livetab refuses %s on tab %d, which the person opened: %s; use a tab of your own (Target.createTarget)", m.Method, t.id, ownTabOnly[m.Method]))
 		return true
 	case cdproto.CommandEmulationSetDisplayFeaturesOverride:
 		// An empty list of display features took the whole browser down
