@@ -50,8 +50,6 @@ var browserLevelRefused = map[cdproto.MethodType]string{
 	"Browser.setPermission":    "a context here is the person's own profile, and this changes what a site may do in it; let the page ask, or emulate on the page's session (e.g. Emulation.setGeolocationOverride)",
 }
 
-// guardCookies answers m when it reads or changes the person's cookies or
-// site data beyond what c may touch, and reports whether it did.
 // cookiesOfThisPage names, for a client held to domains, the page's own
 // URL in a Network.getCookies that names none: Chrome then gives the
 // cookies of the page and of every frame in it, and the client read the
@@ -93,6 +91,8 @@ func (c *Client) cookiesOfThisPage(m *cdproto.Message, t *tab, sid string) {
 	}
 }
 
+// guardCookies answers m when it reads or changes the person's cookies or
+// site data beyond what c may touch, and reports whether it did.
 func (c *Client) guardCookies(m *cdproto.Message) bool {
 	if why, ok := profileWide[m.Method]; ok {
 		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses %s: %s", m.Method, why))

@@ -269,8 +269,8 @@ func runsCode(method cdproto.MethodType) bool {
 	return true
 }
 
-// refuseCondition fails, on a tab c did not open, a breakpoint with a
-// condition (a logpoint is one): V8 runs the condition inside the page's
+// refuseCondition fails, on a tab c did not open (or any tab of a client
+// held to domains), a breakpoint with a condition (a logpoint is one): V8 runs the condition inside the page's
 // own task with pauses off, so the guard cannot end a condition that never
 // returns, and the person's tab stayed frozen after the client left
 // (TestRedTeamLoopWays).
@@ -280,7 +280,10 @@ func (c *Client) refuseCondition(m *cdproto.Message, t *tab) bool {
 	default:
 		return false
 	}
-	if c.opened(t) {
+	if c.opened(t) && len(c.heldDomains()) == 0 {
+		// On a tab of a client held to domains, a condition set by URL
+		// stays for the next documents, and would run in one outside
+		// them, as a script for new documents would (initscript.go).
 		return false
 	}
 	var p struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,12 +62,18 @@ func (c *Client) holdInitScript(m *cdproto.Message, t *tab, sid string) bool {
 	if field == "" {
 		return false
 	}
+	// Noted as it is read, in one hold of the lock with the domains: a
+	// Livetab.setPolicy of the browser's lane may come between this and
+	// the compile below (scriptsFor, and the check after the compile).
 	c.r.mu.Lock()
 	held := c.pol.set && len(c.pol.domains) > 0
 	domains := c.pol.domains
+	if !held {
+		domains = nil
+	}
+	c.noteScriptsLocked(m.Params, field, domains)
 	c.r.mu.Unlock()
 	if !held {
-		c.noteScripts(m.Params, field, nil)
 		return false
 	}
 	refuse := func(why string) bool {
@@ -86,7 +93,13 @@ func (c *Client) holdInitScript(m *cdproto.Message, t *tab, sid string) bool {
 		}
 	}
 	if why := c.compilesAlone(t, sid, src); why != "" {
-		return refuse("the script does not compile on its own (" + why + ")")
+		return refuse("the script does not compile on its own (" + why + "; where the page forbids eval, turn Runtime on for this session, Runtime.enable, and add it again)")
+	}
+	c.r.mu.Lock()
+	same := slices.Equal(c.pol.domains, domains) && c.pol.set
+	c.r.mu.Unlock()
+	if !same {
+		return refuse("the client's domains changed while it was checked; add it again")
 	}
 	wrapped, _ := jsonv2.Marshal(heldInitScript(src, domains), wire.Options)
 	p[field] = wrapped
@@ -95,7 +108,6 @@ func (c *Client) holdInitScript(m *cdproto.Message, t *tab, sid string) bool {
 		return refuse(err.Error())
 	}
 	m.Params = params
-	c.noteScripts(m.Params, field, domains)
 	return false
 }
 
@@ -111,21 +123,21 @@ const (
 	scriptsMixed  = "\x01" // added under more than one
 )
 
-// noteScripts notes that c added a script whose params are params, under
-// domains (none: not held). An empty source, which Playwright adds to
-// have its world in each document, runs nothing.
-func (c *Client) noteScripts(params jsonv2.Value, field string, domains []string) {
+// noteScriptsLocked notes that c adds a script whose params are params,
+// under domains (none: not held). A source with nothing but comments and
+// spaces runs nothing: Playwright adds an empty one, Puppeteer one with a
+// sourceURL comment, to have their worlds in each document. Call with r.mu
+// held.
+func (c *Client) noteScriptsLocked(params jsonv2.Value, field string, domains []string) {
 	var p map[string]jsonv2.Value
 	var src string
-	if jsonv2.Unmarshal(params, &p, wire.Options) != nil || jsonv2.Unmarshal(p[field], &src, wire.Options) != nil || src == "" {
+	if jsonv2.Unmarshal(params, &p, wire.Options) != nil || jsonv2.Unmarshal(p[field], &src, wire.Options) != nil || onlyComments(src) {
 		return
 	}
 	key := scriptsUnheld
 	if len(domains) > 0 {
 		key = strings.Join(domains, "\n")
 	}
-	c.r.mu.Lock()
-	defer c.r.mu.Unlock()
 	switch c.pol.scripts {
 	case "":
 		c.pol.scripts = key
@@ -135,12 +147,48 @@ func (c *Client) noteScripts(params jsonv2.Value, field string, domains []string
 	}
 }
 
+// onlyComments reports whether src holds nothing but spaces, line
+// comments and block comments.
+func onlyComments(src string) bool {
+	for {
+		src = strings.TrimLeft(src, " \t\r\n")
+		switch {
+		case src == "":
+			return true
+		case strings.HasPrefix(src, "//"):
+			_, rest, ok := strings.Cut(src, "\n")
+			if !ok {
+				return true
+			}
+			src = rest
+		case strings.HasPrefix(src, "/*"):
+			_, rest, ok := strings.Cut(src[2:], "*/")
+			if !ok {
+				return false
+			}
+			src = rest
+		default:
+			return false
+		}
+	}
+}
+
 // scriptsFor says why c may not hold itself to domains now: it added
 // scripts for new documents under no or other domains. Call with r.mu
 // held.
 func (c *Client) scriptsFor(domains []string) string {
 	if len(domains) == 0 || c.pol.scripts == "" || c.pol.scripts == strings.Join(domains, "\n") {
 		return ""
+	}
+	if c.pol.scripts != scriptsUnheld && c.pol.scripts != scriptsMixed {
+		// Wider domains hold every document the scripts' check lets in.
+		wider := true
+		for _, d := range strings.Split(c.pol.scripts, "\n") {
+			wider = wider && slices.Contains(domains, d)
+		}
+		if wider {
+			return ""
+		}
 	}
 	return "this connection added scripts for new documents (Page.addScriptToEvaluateOnNewDocument) before it held itself to these domains, and those would run in documents outside them: set the policy before adding scripts, or hold a new connection to the domains"
 }
@@ -371,5 +419,9 @@ const originCheckJS = `((so, lo) => {
     else for (; i < o.length && o[i] !== ":"; i++) h += o[i];
     return host(h);
   };
+  // An opaque document (a sandboxed or data: frame) holds what the page
+  // that made it put there: each of its ancestors must pass too.
+  const anc = lo === "null" || so === "null" ? location.ancestorOrigins : null;
+  for (let i = 0; anc && i < anc.length; i++) if (!ok(anc[i])) return false;
   return ok(so) && ok(lo);
 })(self.origin, location.origin)`

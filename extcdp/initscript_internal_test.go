@@ -2,6 +2,7 @@ package extcdp
 
 import (
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -44,6 +45,15 @@ func TestOriginCheckAgreesWithPolicy(t *testing.T) {
 		want := o == "null" || policy.MatchURL(o, domains)
 		if got[i] != want {
 			t.Errorf("origin %s: the page's check says %v, policy.MatchURL %v", o, got[i], want)
+		}
+	}
+	// An opaque document counts its ancestors: a sandboxed frame of a
+	// page outside holds that page's text.
+	for anc, want := range map[string]bool{`["http://127.0.0.2"]`: false, `["http://127.0.0.1"]`: true, `[]`: true} {
+		js := "globalThis.self = {origin: 'null'}; globalThis.location = {origin: 'null', ancestorOrigins: " + anc + "}; console.log(JSON.stringify(" + originCheck(domains) + "));"
+		out, err := exec.Command(node, "-e", js).CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != fmt.Sprint(want) {
+			t.Errorf("an opaque document under %s: the check says %s (%v), want %v", anc, out, err, want)
 		}
 	}
 }

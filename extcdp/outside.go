@@ -38,11 +38,17 @@ type requestNotes struct {
 
 	mu      sync.Mutex
 	outside map[string]bool
+	docs    map[string]bool // paused requests for a document (Fetch's resourceType)
 	order   []string
 }
 
 // hold sets the domains the notes are kept for (none: not held).
+// What was noted under other domains is forgotten: an id inside wider
+// domains may be outside narrower ones.
 func (n *requestNotes) hold(domains []string) {
+	n.mu.Lock()
+	n.outside, n.docs, n.order = nil, nil, nil
+	n.mu.Unlock()
 	if len(domains) == 0 {
 		n.domains.Store(nil)
 		return
@@ -65,11 +71,30 @@ func (n *requestNotes) note(id string, outside bool) {
 		return
 	}
 	if len(n.order) >= maxNotedRequests {
+		// A forgotten id is one the client was not told of: its reads
+		// are refused.
 		delete(n.outside, n.order[0])
+		delete(n.docs, n.order[0])
 		n.order = n.order[1:]
 	}
 	n.outside[id] = outside
 	n.order = append(n.order, id)
+}
+
+// noteDocument notes that the paused request id is for a document.
+func (n *requestNotes) noteDocument(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.docs == nil {
+		n.docs = map[string]bool{}
+	}
+	n.docs[id] = true
+}
+
+func (n *requestNotes) document(id string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.docs[id]
 }
 
 // lookup says whether id is noted, and whether it goes outside.
@@ -90,7 +115,7 @@ func (c *Client) scrubOutside(m *cdproto.Message) *cdproto.Message {
 		return m
 	case cdproto.EventNetworkRequestWillBeSent, cdproto.EventNetworkRequestWillBeSentExtraInfo,
 		cdproto.EventNetworkResponseReceived, cdproto.EventNetworkResponseReceivedExtraInfo,
-		cdproto.EventFetchRequestPaused, cdproto.EventNetworkWebSocketCreated,
+		cdproto.EventFetchRequestPaused, cdproto.EventFetchAuthRequired, cdproto.EventNetworkWebSocketCreated,
 		cdproto.EventNetworkWebSocketWillSendHandshakeRequest, cdproto.EventNetworkWebSocketHandshakeResponseReceived:
 	default:
 		return m
@@ -114,8 +139,13 @@ func (c *Client) scrubOutside(m *cdproto.Message) *cdproto.Message {
 		return r.URL
 	}
 	switch m.Method {
-	case cdproto.EventNetworkRequestWillBeSent, cdproto.EventFetchRequestPaused:
+	case cdproto.EventNetworkRequestWillBeSent, cdproto.EventFetchRequestPaused, cdproto.EventFetchAuthRequired:
 		c.notes.note(id, !frameAllowed(urlOf("request"), domains))
+		var kind string
+		jsonv2.Unmarshal(p["resourceType"], &kind, wire.Options)
+		if m.Method != cdproto.EventNetworkRequestWillBeSent && (kind == "Document" || kind == "" || strings.HasSuffix(kind, "Worker")) {
+			c.notes.noteDocument(id)
+		}
 	case cdproto.EventNetworkWebSocketCreated:
 		var u string
 		jsonv2.Unmarshal(p["url"], &u, wire.Options)
@@ -125,23 +155,18 @@ func (c *Client) scrubOutside(m *cdproto.Message) *cdproto.Message {
 		c.notes.note(id, !frameAllowed(u, domains))
 	}
 	outside, known := c.notes.lookup(id)
-	changed := false
-	if m.Method == cdproto.EventNetworkRequestWillBeSentExtraInfo {
-		// The cookies Chrome names here are those of the request's URL,
-		// sent or not: one outside the domains tells where it goes.
-		if kept, dropped := allowedCookies(p["associatedCookies"], domains); dropped {
-			p["associatedCookies"] = kept
-			outside, changed = true, true
-		}
+	if known && !outside {
+		return m // the domains' own: its cookies too
 	}
-	if !outside && known {
-		if changed {
+	if !known && m.Method == cdproto.EventNetworkRequestWillBeSentExtraInfo {
+		// Not placed yet (its requestWillBeSent may come after): the
+		// cookies Chrome names are those of the request's URL, sent or
+		// not, so one of a domain outside tells it goes outside. One of
+		// a parent domain of an allowed host counts as outside here.
+		if _, dropped := allowedCookies(p["associatedCookies"], domains); !dropped {
+			p["headers"] = dropHeaders(p["headers"], map[string]bool{"authorization": true, "proxy-authorization": true})
 			return withParams(m, p)
 		}
-		return m
-	}
-	if !outside && m.Method == cdproto.EventNetworkRequestWillBeSentExtraInfo {
-		return m // its cookies are the domains' own
 	}
 	// Outside, or not known to be inside: no cookies, no raw headers.
 	for _, f := range []string{"headers", "responseHeaders", "request", "response", "redirectResponse"} {
@@ -192,8 +217,9 @@ func allowedCookies(v jsonv2.Value, domains []string) (jsonv2.Value, bool) {
 	return b, true
 }
 
-// cookieHeaders are the headers that carry cookies, and raw ones.
-var cookieHeaders = map[string]bool{"cookie": true, "set-cookie": true, "cookie2": true, "set-cookie2": true, "authorization": true, "proxy-authorization": true}
+// credentialHeaders are the headers that carry the person's cookies and
+// credentials.
+var credentialHeaders = map[string]bool{"cookie": true, "set-cookie": true, "cookie2": true, "set-cookie2": true, "authorization": true, "proxy-authorization": true}
 
 // scrubHeaders takes the cookie headers out of v: a headers object
 // (name: value), a list of {name, value} (Fetch), or an object holding
@@ -204,7 +230,7 @@ func scrubHeaders(v jsonv2.Value) jsonv2.Value {
 		changed := false
 		for k, x := range obj {
 			switch {
-			case cookieHeaders[strings.ToLower(k)]:
+			case credentialHeaders[strings.ToLower(k)]:
 				delete(obj, k)
 				changed = true
 			case k == "headers" || k == "requestHeaders":
@@ -231,7 +257,7 @@ func scrubHeaders(v jsonv2.Value) jsonv2.Value {
 	if jsonv2.Unmarshal(v, &list, wire.Options) == nil {
 		kept := list[:0:0]
 		for _, h := range list {
-			if !cookieHeaders[strings.ToLower(h.Name)] {
+			if !credentialHeaders[strings.ToLower(h.Name)] {
 				kept = append(kept, h)
 			}
 		}
@@ -252,6 +278,8 @@ var readsRequest = map[cdproto.MethodType]bool{
 	cdproto.CommandFetchFulfillRequest:                true,
 	cdproto.CommandNetworkGetResponseBody:             true,
 	cdproto.CommandNetworkGetRequestPostData:          true,
+	cdproto.CommandNetworkSearchInResponseBody:        true,
+	cdproto.CommandAuditsGetEncodedResponse:           true,
 	cdproto.CommandNetworkStreamResourceContent:       true,
 	"Network.getResponseBodyForInterception":          true,
 	"Network.takeResponseBodyForInterceptionAsStream": true,
@@ -262,13 +290,23 @@ var readsRequest = map[cdproto.MethodType]bool{
 // not hear of; and a change to such a request on its way (Fetch's
 // continue with other headers, method, body or answer).
 func (c *Client) refuseOutsideRequest(m *cdproto.Message) bool {
+	why := c.refuseOutsideRequestCheck(m)
+	if why != "" {
+		c.fail(m.ID, m.SessionID, -32000, why)
+	}
+	return why != ""
+}
+
+// refuseOutsideRequestCheck is why refuseOutsideRequest fails m, "" if it
+// does not.
+func (c *Client) refuseOutsideRequestCheck(m *cdproto.Message) string {
 	changes := m.Method == cdproto.CommandFetchContinueRequest || m.Method == cdproto.CommandFetchContinueResponse
 	if !readsRequest[m.Method] && !changes {
-		return false
+		return ""
 	}
 	dp := c.notes.domains.Load()
 	if dp == nil {
-		return false
+		return ""
 	}
 	var p struct {
 		RequestID      string         `json:"requestId"`
@@ -282,7 +320,7 @@ func (c *Client) refuseOutsideRequest(m *cdproto.Message) bool {
 		ResponsePhrase string         `json:"responsePhrase"`
 	}
 	if jsonv2.Unmarshal(m.Params, &p, wire.Options) != nil {
-		return false // Chrome answers for bad params
+		return "" // Chrome answers for bad params
 	}
 	id := p.RequestID
 	if id == "" {
@@ -290,21 +328,22 @@ func (c *Client) refuseOutsideRequest(m *cdproto.Message) bool {
 	}
 	outside, known := c.notes.lookup(id)
 	if changes {
-		if !outside || p.Method == "" && p.PostData == "" && p.Headers == nil && p.ResponseCode == 0 && p.ResponseHdrs == nil && p.BinaryHdrs == "" && p.ResponsePhrase == "" {
-			return false
+		if known && !outside || p.Method == "" && p.PostData == "" && p.Headers == nil && p.ResponseCode == 0 && p.ResponseHdrs == nil && p.BinaryHdrs == "" && p.ResponsePhrase == "" {
+			return ""
 		}
-		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s refused: request %s goes outside the domains livetab may use (%s); continue it as it is, or fail it", m.Method, id, strings.Join(*dp, ", ")))
-		return true
+		return fmt.Sprintf("livetab policy: %s refused: request %s goes outside the domains livetab may use (%s); continue it as it is, or fail it", m.Method, id, strings.Join(*dp, ", "))
 	}
 	switch {
 	case !known:
-		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s refused: livetab told this client of no request %s; a client held to domains reads the requests of its pages it heard of (Network.enable, Fetch.enable)", m.Method, id))
-		return true
-	case outside:
-		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s refused: request %s goes outside the domains livetab may use (%s); its page may load it, but this client may not read or answer it", m.Method, id, strings.Join(*dp, ", ")))
-		return true
+		return fmt.Sprintf("livetab policy: %s refused: livetab told this client of no request %s; a client held to domains reads the requests of its pages it heard of (Network.enable, Fetch.enable)", m.Method, id)
+	case outside && (m.Method != cdproto.CommandFetchFulfillRequest || c.notes.document(id)):
+		// A page's own script or image of another site may be answered
+		// (Playwright's route.fulfill mocks): it runs or shows in the
+		// allowed page. A document or a worker would run in the other
+		// site's origin, with the person's cookies.
+		return fmt.Sprintf("livetab policy: %s refused: request %s goes outside the domains livetab may use (%s); its page may load it, but this client may not read it, nor answer it with a document", m.Method, id, strings.Join(*dp, ", "))
 	}
-	return false
+	return ""
 }
 
 // refuseSnapshot takes, for a client held to domains, a
@@ -341,19 +380,33 @@ func (c *Client) refuseSnapshot(m *cdproto.Message, t *tab, sid string) bool {
 	return true
 }
 
-// outsideDocument returns the location of the first HTML document in the
-// MHTML snapshot mhtml that is outside domains, "" when there is none.
+// outsideDocument returns the location of the first document in the
+// MHTML snapshot mhtml that is outside domains (an HTML part, or a frame's
+// part, which Blink names frame-…), "" when there is none. A snapshot it
+// cannot read counts as outside.
 func outsideDocument(mhtml string, domains []string) string {
-	inHeaders, html, loc := false, false, ""
+	const unreadable = "(a snapshot livetab could not read)"
+	_, after, ok := strings.Cut(mhtml, "boundary=\"")
+	boundary, _, ok2 := strings.Cut(after, "\"")
+	if !ok || !ok2 || boundary == "" {
+		return unreadable
+	}
+	boundary = "--" + boundary
+	parts := 0
+	inHeaders, doc, loc := false, false, ""
 	for line := range strings.Lines(mhtml) {
 		line = strings.TrimRight(line, "\r\n")
 		switch {
-		case strings.HasPrefix(line, "------MultipartBoundary"):
-			inHeaders, html, loc = true, false, ""
+		case line == boundary:
+			inHeaders, doc, loc = true, false, ""
+			parts++
 		case !inHeaders:
 		case line == "":
 			inHeaders = false
-			if html && loc != "" && !frameAllowed(loc, domains) {
+			if doc && (loc == "" || !frameAllowed(loc, domains)) {
+				if loc == "" {
+					return unreadable
+				}
 				return loc
 			}
 		default:
@@ -362,11 +415,16 @@ func outsideDocument(mhtml string, domains []string) string {
 			switch strings.ToLower(name) {
 			case "content-type":
 				v := strings.ToLower(value)
-				html = strings.HasPrefix(v, "text/html") || strings.Contains(v, "xml")
+				doc = doc || strings.HasPrefix(v, "text/html") || strings.HasPrefix(v, "application/xhtml+xml")
+			case "content-id":
+				doc = doc || strings.HasPrefix(value, "<frame-")
 			case "content-location":
 				loc = value
 			}
 		}
+	}
+	if parts == 0 {
+		return unreadable
 	}
 	return ""
 }
@@ -453,4 +511,23 @@ func (c *Client) refuseOutsideSource(m *cdproto.Message) bool {
 		return refuse(fmt.Sprintf("%s comes from outside the domains", id))
 	}
 	return false
+}
+
+// dropHeaders takes the headers named (lower case) out of a headers
+// object.
+func dropHeaders(v jsonv2.Value, names map[string]bool) jsonv2.Value {
+	var obj map[string]jsonv2.Value
+	if len(v) == 0 || jsonv2.Unmarshal(v, &obj, wire.Options) != nil {
+		return v
+	}
+	for k := range obj {
+		if names[strings.ToLower(k)] {
+			delete(obj, k)
+		}
+	}
+	b, err := jsonv2.Marshal(obj, wire.Options)
+	if err != nil {
+		return jsonv2.Value("{}")
+	}
+	return b
 }

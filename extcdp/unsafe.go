@@ -67,6 +67,25 @@ var ownTabOnly = map[cdproto.MethodType]string{
 	cdproto.CommandEmulationSetScriptExecutionDisabled: "the page's scripts stay off until the debugger leaves it",
 }
 
+// takesBack reports whether m, of ownTabOnly, only puts back what the
+// page has without it: a page made active, its scripts allowed.
+func takesBack(m *cdproto.Message) bool {
+	var p struct {
+		State string `json:"state"`
+		Value *bool  `json:"value"`
+	}
+	if jsonv2.Unmarshal(m.Params, &p, wire.Options) != nil {
+		return false
+	}
+	switch m.Method {
+	case cdproto.CommandPageSetWebLifecycleState:
+		return p.State == "active"
+	case cdproto.CommandEmulationSetScriptExecutionDisabled:
+		return p.Value != nil && !*p.Value
+	}
+	return false
+}
+
 // failInOrder refuses m once the tab has answered what the client sent
 // before it on the same session, as Chrome answers a session's commands in
 // order: a refusal that overtook Playwright's Page.getFrameTree failed the
@@ -115,7 +134,7 @@ func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session)
 	if c.guardCookies(m) || c.refuseOutsideRequest(m) || c.refuseOutsideSource(m) || c.refuseSnapshot(m, t, sid) || c.guardCrashers(m) || c.guardGesture(m) || c.guardPoint(m) || c.guardText(m) || c.ignoreCertificateErrors(m, m.SessionID) || c.guardTree(m, t, sid, s) || c.guardSize(m, t, sid, s) {
 		return true
 	}
-	if why, ok := ownTabOnly[m.Method]; ok && !c.opened(t) {
+	if why, ok := ownTabOnly[m.Method]; ok && !c.opened(t) && !takesBack(m) {
 		c.failInOrder(m, t, sid, fmt.Sprintf("livetab refuses %s on tab %d, which the person opened: %s; use a tab of your own (Target.createTarget)", m.Method, t.id, why))
 		return true
 	}
