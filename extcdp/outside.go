@@ -3,6 +3,7 @@ package extcdp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,9 @@ type requestNotes struct {
 // What was noted under other domains is forgotten: an id inside wider
 // domains may be outside narrower ones.
 func (n *requestNotes) hold(domains []string) {
+	if old := n.domains.Load(); old != nil && slices.Equal(*old, domains) {
+		return // the same again (a client that sets its policy anew)
+	}
 	n.mu.Lock()
 	n.outside, n.docs, n.order = nil, nil, nil
 	n.mu.Unlock()
