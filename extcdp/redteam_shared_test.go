@@ -79,8 +79,9 @@ func TestRedTeamInterceptionStaysWithItsClient(t *testing.T) {
 }
 
 // TestRedTeamLeftStateBreaksNoTab: client A puts the person's tab, which
-// B uses too, into a state that breaks it — offline, its scripts off,
-// every URL blocked, paused in the debugger — then dies. The person's tab
+// B uses too, into a state that breaks it — offline, every URL blocked,
+// paused in the debugger — then dies (its scripts off is refused there
+// now: TestRedTeamFrozenPersonsTab). The person's tab
 // must not stay broken while B stays attached.
 func TestRedTeamLeftStateBreaksNoTab(t *testing.T) {
 	for _, tc := range []struct {
@@ -89,7 +90,6 @@ func TestRedTeamLeftStateBreaksNoTab(t *testing.T) {
 	}{
 		{"offline", [][2]any{{"Network.enable", nil}, {"Network.emulateNetworkConditions", map[string]any{"offline": true, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}}}},
 		{"blocked", [][2]any{{"Network.enable", nil}, {"Network.setBlockedURLs", map[string]any{"urls": []string{"*"}}}}},
-		{"scriptsOff", [][2]any{{"Emulation.setScriptExecutionDisabled", map[string]any{"value": true}}}},
 		{"paused", [][2]any{{"Debugger.enable", nil}, {"Debugger.pause", nil}}},
 		// The person's page can no longer keep its login.
 		{"cookiesOff", [][2]any{{"Emulation.setDocumentCookieDisabled", map[string]any{"disabled": true}}}},
