@@ -14,9 +14,9 @@ import (
 	"github.com/livetab/livetab/livetabcdp"
 )
 
-// zzpRequestIDs lists the requestIds of events method on session sid whose
+// requestIDsOf lists the requestIds of events method on session sid whose
 // params mention s.
-func (c *rawClient) zzpRequestIDs(method, sid, s string) []string {
+func (c *rawClient) requestIDsOf(method, sid, s string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var ids []string
@@ -61,7 +61,7 @@ func TestRedTeamFrameDocumentBodyThroughTheParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(1500 * time.Millisecond)
-	ids := a.zzpRequestIDs("Network.requestWillBeSent", sid, bank.URL)
+	ids := a.requestIDsOf("Network.requestWillBeSent", sid, bank.URL)
 	t.Logf("Network: requests of the frame seen on the page's session: %v", ids)
 	for _, id := range ids {
 		res, err := a.call(sid, "Network.getResponseBody", map[string]any{"requestId": id})
