@@ -270,17 +270,18 @@ func runsCode(method cdproto.MethodType) bool {
 }
 
 // refuseCondition fails, on a tab c did not open (or any tab of a client
-// held to domains), a breakpoint with a condition (a logpoint is one): V8 runs the condition inside the page's
-// own task with pauses off, so the guard cannot end a condition that never
-// returns, and the person's tab stayed frozen after the client left
-// (TestRedTeamLoopWays).
+// held to domains), a breakpoint with a condition (a logpoint is one): V8
+// runs the condition inside the page's own task with pauses off, so the
+// guard cannot end a condition that never returns, and the person's tab
+// stayed frozen after the client left (TestRedTeamLoopWays).
 func (c *Client) refuseCondition(m *cdproto.Message, t *tab) bool {
 	switch m.Method {
 	case cdproto.CommandDebuggerSetBreakpoint, cdproto.CommandDebuggerSetBreakpointByURL, cdproto.CommandDebuggerSetBreakpointOnFunctionCall:
 	default:
 		return false
 	}
-	if c.opened(t) && len(c.heldDomains()) == 0 {
+	own := c.opened(t)
+	if own && len(c.heldDomains()) == 0 {
 		// On a tab of a client held to domains, a condition set by URL
 		// stays for the next documents, and would run in one outside
 		// them, as a script for new documents would (initscript.go).
@@ -291,6 +292,10 @@ func (c *Client) refuseCondition(m *cdproto.Message, t *tab) bool {
 	}
 	if jsonv2.Unmarshal(m.Params, &p, wire.Options) == nil && p.Condition == "" {
 		return false
+	}
+	if own {
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s with a condition refused: a connection held to domains (Livetab.setPolicy) may not run code in the next pages of its tab, which may be outside them; set the breakpoint without a condition, or debug from a connection without domains", m.Method))
+		return true
 	}
 	c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses %s with a condition on tab %d, which the person opened: a condition runs inside the page's own task, where livetab cannot end it should it never return; set the breakpoint without a condition, or debug a tab of your own (Target.createTarget)", m.Method, t.id))
 	return true

@@ -345,7 +345,7 @@ func (c *Client) refuseOutsideRequestCheck(m *cdproto.Message) string {
 		// (Playwright's route.fulfill mocks): it runs or shows in the
 		// allowed page. A document or a worker would run in the other
 		// site's origin, with the person's cookies.
-		return fmt.Sprintf("livetab policy: %s refused: request %s goes outside the domains livetab may use (%s); its page may load it, but this client may not read it, nor answer it with a document", m.Method, id, strings.Join(*dp, ", "))
+		return fmt.Sprintf("livetab policy: %s refused: request %s goes outside the domains livetab may use (%s); its page may load it, but this client may not read it, nor answer it with a document: to read it, add its site to the domains (Livetab.setPolicy)", m.Method, id, strings.Join(*dp, ", "))
 	}
 	return ""
 }
@@ -377,7 +377,7 @@ func (c *Client) refuseSnapshot(m *cdproto.Message, t *tab, sid string) bool {
 	}
 	jsonv2.Unmarshal(res, &snap, wire.Options)
 	if u := outsideDocument(snap.Data, domains); u != "" {
-		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s refused: the page has a frame outside the domains livetab may use (%s), and the snapshot would hold its document; capture a page without such frames, or take a screenshot", m.Method, strings.Join(domains, ", ")))
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s refused: the page has a frame outside the domains livetab may use (%s), and the snapshot would hold its document: take a screenshot, capture a page without such frames, or add the frame's site to the domains (Livetab.setPolicy)", m.Method, strings.Join(domains, ", ")))
 		return true
 	}
 	c.reply(m.ID, m.SessionID, res)
@@ -498,7 +498,7 @@ func (c *Client) refuseOutsideSource(m *cdproto.Message) bool {
 		return false
 	}
 	refuse := func(what string) bool {
-		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s refused: %s; its page may load it, but a client held to the domains livetab may use (%s) does not read it", m.Method, what, strings.Join(*dp, ", ")))
+		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab policy: %s refused: %s; its page may load it, but a client held to the domains livetab may use (%s) does not read it: to read it, add its site to the domains (Livetab.setPolicy)", m.Method, what, strings.Join(*dp, ", ")))
 		return true
 	}
 	if !byID {
