@@ -108,6 +108,10 @@ type transfer struct {
 	reads   int             // reads waiting or in progress
 	claimed bool            // its one request came
 	closed  bool
+	// cut says why the bytes can no longer come: the page's one post
+	// ended short, or was refused. Reads waiting for them fail at once
+	// rather than wait out transferTTL (TestRedTeamCutPostFailsReads).
+	cut     error
 	expires time.Time
 	more    chan struct{} // closed and replaced when written grows or the transfer closes
 }
@@ -422,7 +426,7 @@ func (c *Client) readTransfer(m *cdproto.Message, sid target.SessionID, p liveta
 		ts.mu.Unlock()
 	}
 	go func() {
-		if _, err := ts.await(c.ctx, x, func(have int64) bool { return have >= p.Offset+n }); err != nil {
+		if _, err := ts.await(c.ctx, x, c.r.b.Connected, func(have int64) bool { return have >= p.Offset+n }); err != nil {
 			release()
 			c.failErr(m.ID, sid, err)
 			return
@@ -481,7 +485,7 @@ func (c *Client) transferFile(m *cdproto.Message, sid target.SessionID, p liveta
 		return
 	}
 	go func() {
-		have, err := ts.await(c.ctx, x, func(have int64) bool { return have > p.Offset || have == x.size })
+		have, err := ts.await(c.ctx, x, c.r.b.Connected, func(have int64) bool { return have > p.Offset || have == x.size })
 		ts.mu.Lock()
 		x.reads--
 		ts.mu.Unlock()
@@ -496,15 +500,26 @@ func (c *Client) transferFile(m *cdproto.Message, sid target.SessionID, p liveta
 // errNoMoreBytes: a read waited transferTTL for the page's post.
 var errNoMoreBytes = errors.New("livetab: the page posted no more bytes in time: its post stopped or never started (was the transfer frame removed?); close the transfer and capture again")
 
+// transferAwayWait is how long the extension may be away while a read
+// waits for a post that has not begun: the transfer frame is framed and
+// posts in a tab of that browser, and once the extension stays away as
+// long as the bridge waits for it (Chrome ended, or the extension with it),
+// no post is coming. A post under way goes on without the extension.
+var transferAwayWait = 10 * time.Second
+
 // await waits until the bytes of x that ready asks for arrived, x closed,
-// or transferTTL passed, and says how many arrived; the read that waits
-// stays counted in x.reads.
-func (ts *transfers) await(ctx context.Context, x *transfer, ready func(have int64) bool) (int64, error) {
+// its post ended short, or transferTTL passed, and says how many arrived;
+// the read that waits stays counted in x.reads. connected says whether
+// the extension is connected now.
+func (ts *transfers) await(ctx context.Context, x *transfer, connected func() bool, ready func(have int64) bool) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, transferTTL)
 	defer cancel()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var away time.Time
 	for {
 		ts.mu.Lock()
-		closed, have, more := x.closed, x.written, x.more
+		closed, have, more, claimed, cut := x.closed, x.written, x.more, x.claimed, x.cut
 		ts.mu.Unlock()
 		if closed {
 			return 0, errNoTransfer
@@ -512,8 +527,20 @@ func (ts *transfers) await(ctx context.Context, x *transfer, ready func(have int
 		if ready(have) {
 			return have, nil
 		}
+		if cut != nil {
+			return 0, cut
+		}
 		select {
 		case <-more:
+		case <-tick.C:
+			switch {
+			case claimed || connected():
+				away = time.Time{}
+			case away.IsZero():
+				away = time.Now()
+			case time.Since(away) >= transferAwayWait:
+				return 0, fmt.Errorf("livetab: the page's post of the transfer never began, and the livetab extension has been away for %v (Chrome closed, or the extension stopped): close the transfer and capture again once the popup shows it connected", transferAwayWait)
+			}
 		case <-ctx.Done():
 			return 0, errNoMoreBytes
 		}
@@ -676,6 +703,7 @@ func (r *Relay) takeFromPage(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	if req.ContentLength != x.size {
+		ts.cut(x, fmt.Errorf("livetab: the page posted %d bytes to a transfer of %d, so none were taken: close the transfer and capture again", req.ContentLength, x.size))
 		http.Error(w, "livetab: not the announced size", http.StatusRequestEntityTooLarge)
 		return
 	}
@@ -702,14 +730,21 @@ func (r *Relay) takeFromPage(w http.ResponseWriter, req *http.Request) {
 			break
 		}
 	}
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	if x.closed {
-		return
-	}
 	if off != x.size {
+		ts.cut(x, fmt.Errorf("livetab: the page's post of the transfer ended after %d of its %d bytes (the tab or its transfer frame closed, or Chrome went away): close the transfer and capture again", off, x.size))
 		http.Error(w, "livetab: the post ended short", http.StatusBadRequest)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// cut tells the reads of x that its bytes can no longer come: its one post
+// is over.
+func (ts *transfers) cut(x *transfer, why error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if !x.closed && x.cut == nil {
+		x.cut = why
+		x.wake()
+	}
 }
