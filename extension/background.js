@@ -459,6 +459,38 @@ async function quieten(tabId) {
   clearTimeout(timer);
 }
 
+/** @type {Set<number>} The tabs livetab opened that removeTab is closing. */
+const leaving = new Set();
+
+/**
+ * Closes a tab. A page's beforeunload handler turns chrome.tabs.remove
+ * into Chrome's "Leave site?" question, and the tab stays until someone
+ * answers: no one does for a program's tab, which then outlived its
+ * client, and the close never returned (TestRedTeamBeforeUnloadLeftTab).
+ * On a tab livetab opened the question is answered "leave" as it opens
+ * (Page on, through the debugger, as a DevTools client closes a target);
+ * a tab the person opened keeps it: it guards their unsaved work.
+ * @param {number} tabId
+ */
+async function removeTab(tabId) {
+  await restored;
+  if (created.has(tabId)) {
+    try {
+      await detaching.get(tabId);
+      if (!ours.has(tabId)) await chrome.debugger.attach({ tabId }, '1.3');
+      await chrome.debugger.sendCommand({ tabId }, 'Page.enable');
+      leaving.add(tabId);
+    } catch {
+      // Another debugger holds it, or it is going: closed as it is.
+    }
+  }
+  try {
+    await chrome.tabs.remove(tabId);
+  } finally {
+    leaving.delete(tabId);
+  }
+}
+
 /**
  * Detaches from a tab the policy no longer allows, and tells the bridge.
  * @param {number} tabId
@@ -1282,7 +1314,7 @@ const ops = {
   async 'ext.closeTab'(params) {
     const tabId = tabIdOf(params, 'ext.closeTab');
     if (params.quiet === true) await quieten(tabId);
-    await chrome.tabs.remove(tabId);
+    await removeTab(tabId);
     return {};
   },
 
@@ -1482,6 +1514,10 @@ chrome.debugger.onEvent.addListener((source, method, params) => {
       chrome.debugger.sendCommand({ tabId: source.tabId, sessionId: source.sessionId }, 'Debugger.resume', { terminateOnResume: true })
         .then(() => done(true), () => done(false));
     }
+  }
+  if (method === 'Page.javascriptDialogOpening' && source.tabId !== undefined && !source.sessionId &&
+      leaving.has(source.tabId) && /** @type {{type?: unknown}} */ (params ?? {}).type === 'beforeunload') {
+    chrome.debugger.sendCommand({ tabId: source.tabId }, 'Page.handleJavaScriptDialog', { accept: true }).catch(() => {});
   }
   // Sent at once, with no await in between, to keep CDP event order.
   if (state === 'ready' && ws && source.tabId !== undefined) {
