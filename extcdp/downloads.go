@@ -139,8 +139,14 @@ type download struct {
 	frame *child
 	// from is the popup the item was joined by its referrer (referredTab),
 	// before any session told of it; told, once one did after all.
-	from  *tab
-	told  bool
+	from *tab
+	told bool
+	// held is the directory, or deny, of the clients that drove its tab
+	// when it began (heldBehavior): Chrome fixes a download's path as it
+	// begins, and a client that dies, or closes its tab, before the end
+	// must not leave it to land in the person's Downloads folder
+	// (TestRedTeamDiesMidDownload).
+	held  downloadBehavior
 	seq   int64     // when the relay first heard of it
 	heard time.Time // the same, by the clock: see startedBefore
 }
@@ -418,33 +424,60 @@ func (r *Relay) downloadDest(dl *download) string {
 		}
 		return filepath.Join(b.dir, name)
 	}
+	last := r.heldBehavior(dl)
+	if last.dir == "" && !last.deny {
+		last = dl.held
+	}
+	if last.dir == "" {
+		return ""
+	}
+	return dest(last)
+}
+
+// heldBehavior is the download behavior that holds for dl now: the
+// directory a session on its tab asked for, else one a client that opened
+// or drives the tab asked for; of several, the last set; else a deny, at
+// the same levels (a directory wins over a deny); the zero behavior when
+// no client that drives the tab asked for either. Call with r.mu held.
+func (r *Relay) heldBehavior(dl *download) downloadBehavior {
+	if dl.tab == nil || dl.unsure {
+		return downloadBehavior{}
+	}
 	var drivers []*Client
 	for c := range r.clients {
 		if c.sees(dl.tab) && (dl.tab.creator == c || c.hasSessionOn(dl.tab)) {
 			drivers = append(drivers, c)
 		}
 	}
-	// A session's directory, else a client's; of several, the last set.
 	var last downloadBehavior
+	deny := false
 	bt := r.behaviorTab(dl.tab)
 	for _, c := range drivers {
 		for sid, b := range c.sessionDownloads {
-			if s := r.sessions[sid]; s != nil && s.tab == bt && b.dir != "" && b.set > last.set {
-				last = b
+			if s := r.sessions[sid]; s != nil && s.tab == bt {
+				deny = deny || b.deny
+				if b.dir != "" && b.set > last.set {
+					last = b
+				}
 			}
 		}
 	}
-	if last.dir == "" {
-		for _, c := range drivers {
-			if c.download.dir != "" && c.download.set > last.set {
-				last = c.download
-			}
+	if last.dir != "" {
+		return last
+	}
+	if deny {
+		return downloadBehavior{deny: true}
+	}
+	for _, c := range drivers {
+		deny = deny || c.download.deny
+		if c.download.dir != "" && c.download.set > last.set {
+			last = c.download
 		}
 	}
-	if last.dir == "" {
-		return ""
+	if last.dir != "" {
+		return last
 	}
-	return dest(last)
+	return downloadBehavior{deny: deny}
 }
 
 // downloadDenied reports whether the clients that drive dl's tab deny
@@ -458,28 +491,11 @@ func (r *Relay) downloadDenied(dl *download) bool {
 	if dl.tab == nil || dl.unsure {
 		return false
 	}
-	var drivers []*Client
-	for c := range r.clients {
-		if c.sees(dl.tab) && (dl.tab.creator == c || c.hasSessionOn(dl.tab)) {
-			drivers = append(drivers, c)
-		}
+	b := r.heldBehavior(dl)
+	if b.dir == "" && !b.deny {
+		b = dl.held
 	}
-	var dir, deny bool
-	bt := r.behaviorTab(dl.tab)
-	for _, c := range drivers {
-		for sid, b := range c.sessionDownloads {
-			if s := r.sessions[sid]; s != nil && s.tab == bt {
-				dir, deny = dir || b.dir != "", deny || b.deny
-			}
-		}
-	}
-	if dir || deny {
-		return !dir
-	}
-	for _, c := range drivers {
-		dir, deny = dir || c.download.dir != "", deny || c.download.deny
-	}
-	return deny && !dir
+	return b.deny && b.dir == ""
 }
 
 // deny cancels dl, which a client that drives its tab denies: in Chrome
@@ -556,6 +572,7 @@ func (r *Relay) beginDownload(dl *download, frameID, name string) {
 		return
 	}
 	dl.begun = true
+	dl.held = r.heldBehavior(dl)
 	r.broadcastDownload(dl, cdproto.EventBrowserDownloadWillBegin, map[string]string{
 		"frameId": frameID, "guid": dl.guid, "url": dl.url, "suggestedFilename": name,
 	})
