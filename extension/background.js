@@ -469,24 +469,35 @@ const leaving = new Set();
  * client, and the close never returned (TestRedTeamBeforeUnloadLeftTab).
  * On a tab livetab opened the question is answered "leave" as it opens
  * (Page on, through the debugger, as a DevTools client closes a target);
- * a tab the person opened keeps it: it guards their unsaved work.
+ * a tab the person opened keeps it: it guards their unsaved work. A tab
+ * quietened first runs no handler.
  * @param {number} tabId
+ * @param {boolean} quiet
  */
-async function removeTab(tabId) {
+async function removeTab(tabId, quiet) {
+  let removed = false;
   await restored;
-  if (created.has(tabId)) {
-    try {
+  if (!quiet && created.has(tabId)) {
+    const answer = async () => {
       await detaching.get(tabId);
       if (!ours.has(tabId)) await chrome.debugger.attach({ tabId }, '1.3');
       await chrome.debugger.sendCommand({ tabId }, 'Page.enable');
-      leaving.add(tabId);
-    } catch {
-      // Another debugger holds it, or it is going: closed as it is.
-    }
+      if (!removed) leaving.add(tabId);
+    };
+    // Bounded, as quieten: a page that loops answers no Page.enable, and
+    // is closed anyway; so is a tab another debugger holds.
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let timer;
+    await Promise.race([
+      answer().catch(() => {}),
+      new Promise((resolve) => { timer = setTimeout(resolve, QUIET_MS); }),
+    ]);
+    clearTimeout(timer);
   }
   try {
     await chrome.tabs.remove(tabId);
   } finally {
+    removed = true;
     leaving.delete(tabId);
   }
 }
@@ -1314,7 +1325,7 @@ const ops = {
   async 'ext.closeTab'(params) {
     const tabId = tabIdOf(params, 'ext.closeTab');
     if (params.quiet === true) await quieten(tabId);
-    await removeTab(tabId);
+    await removeTab(tabId, params.quiet === true);
     return {};
   },
 
