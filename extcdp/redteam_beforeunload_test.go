@@ -1,6 +1,7 @@
 package extcdp_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -45,5 +46,39 @@ func TestRedTeamBeforeUnloadLeftTab(t *testing.T) {
 				t.Errorf("the client's tab %s with a beforeunload handler is still open 15 s after %s (relay: %+v)", id, how, env.Relay.Status().Tabs)
 			}
 		})
+	}
+}
+
+// TestPersonsTabKeepsItsLeaveQuestion: a program closes, on purpose
+// (Livetab.closeTab), a tab of the person's whose page asks "Leave site?":
+// the question stays for the person, who may have unsaved work there, and
+// the program hears at once why the tab is not closed yet, not after its
+// own timeout.
+func TestPersonsTabKeepsItsLeaveQuestion(t *testing.T) {
+	person := userTab(t, site.URL+"/form?beforeunload-person")
+	closeUserTab(t, person)
+	p := dialRawURL(t, env.Browser.DebugURL)
+	psid := field(p.must("", "Target.attachToTarget", map[string]any{"targetId": person, "flatten": true}), "sessionId")
+	p.must(psid, "Runtime.evaluate", map[string]any{"expression": `new Promise(r => document.readyState === "complete" ? r() : addEventListener("load", () => r()))`, "awaitPromise": true})
+	p.must(psid, "Runtime.evaluate", map[string]any{"expression": `addEventListener("beforeunload", e => { e.preventDefault(); e.returnValue = "stay" }); 1`, "userGesture": true})
+	p.must(psid, "Page.enable", nil)
+
+	c := dialRaw(t)
+	start := time.Now()
+	_, err := c.call("", "Livetab.closeTab", map[string]any{"targetId": person})
+	took := time.Since(start)
+	t.Logf("Livetab.closeTab: %v in %v", err, took.Round(time.Millisecond))
+	if err == nil || !strings.Contains(err.Error(), "Leave site?") {
+		t.Errorf("Livetab.closeTab of the person's tab that asks \"Leave site?\": %v, want an error saying the person is asked", err)
+	}
+	if took > 10*time.Second {
+		t.Errorf("Livetab.closeTab answered after %v", took)
+	}
+	if _, open := pageTargets(t)[person]; !open {
+		t.Errorf("the person's tab closed without their answer to \"Leave site?\"")
+	}
+	// The person answers: stay.
+	if _, err := p.call(psid, "Page.handleJavaScriptDialog", map[string]any{"accept": false}); err != nil {
+		t.Logf("answering the question: %v", err)
 	}
 }

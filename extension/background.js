@@ -469,8 +469,9 @@ const leaving = new Set();
  * client, and the close never returned (TestRedTeamBeforeUnloadLeftTab).
  * On a tab livetab opened the question is answered "leave" as it opens
  * (Page on, through the debugger, as a DevTools client closes a target);
- * a tab the person opened keeps it: it guards their unsaved work. A tab
- * quietened first runs no handler.
+ * a tab the person opened keeps it: it guards their unsaved work, and the
+ * close fails after CLOSE_ASK_MS saying so (the tab closes when the person
+ * answers). A tab quietened first runs no handler.
  * @param {number} tabId
  * @param {boolean} quiet
  */
@@ -494,13 +495,27 @@ async function removeTab(tabId, quiet) {
     ]);
     clearTimeout(timer);
   }
-  try {
-    await chrome.tabs.remove(tabId);
-  } finally {
+  const removing = chrome.tabs.remove(tabId);
+  removing.catch(() => {}).finally(() => {
     removed = true;
     leaving.delete(tabId);
+  });
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let asked;
+  try {
+    await Promise.race([
+      removing,
+      new Promise((_, fail) => {
+        asked = setTimeout(() => fail(new Error(`livetab: Chrome has not closed tab ${tabId} within ${CLOSE_ASK_MS / 1000} s: its page may be asking the person "Leave site?" (unsaved changes); it closes once they answer in Chrome`)), CLOSE_ASK_MS);
+      }),
+    ]);
+  } finally {
+    clearTimeout(asked);
   }
 }
+
+// How long a close waits for Chrome before it says why it may not be done.
+const CLOSE_ASK_MS = 5000;
 
 /**
  * Detaches from a tab the policy no longer allows, and tells the bridge.
