@@ -523,10 +523,11 @@ func (c *Client) refuseHistoryEntry(m *cdproto.Message, t *tab, sid string) bool
 	return false // Chrome answers an entry it does not have
 }
 
-// closeParams closes t for c: quietly when c's policy holds its tabs'
-// requests, so that the page's unload runs none of its scripts.
+// closeParams closes t, c's own tab or popup, for c: quietly when c's
+// policy holds its tabs' requests, so that the page's unload runs none of
+// its scripts, and past its page's "Leave site?".
 func (c *Client) closeParams(t *tab) wire.CloseTabParams {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
-	return wire.CloseTabParams{TabID: t.id, Quiet: c.pol.holdsTabs()}
+	return wire.CloseTabParams{TabID: t.id, Quiet: c.pol.holdsTabs(), Leave: true}
 }

@@ -146,9 +146,10 @@ type download struct {
 	// begins, and a client that dies, or closes its tab, before the end
 	// must not leave it to land in the person's Downloads folder
 	// (TestRedTeamDiesMidDownload).
-	held  downloadBehavior
-	seq   int64     // when the relay first heard of it
-	heard time.Time // the same, by the clock: see startedBefore
+	held     downloadBehavior
+	heldDeny bool
+	seq      int64     // when the relay first heard of it
+	heard    time.Time // the same, by the clock: see startedBefore
 }
 
 type downloadState struct {
@@ -424,8 +425,8 @@ func (r *Relay) downloadDest(dl *download) string {
 		}
 		return filepath.Join(b.dir, name)
 	}
-	last := r.heldBehavior(dl)
-	if last.dir == "" && !last.deny {
+	last, _ := r.heldBehavior(dl)
+	if last.dir == "" {
 		last = dl.held
 	}
 	if last.dir == "" {
@@ -434,14 +435,15 @@ func (r *Relay) downloadDest(dl *download) string {
 	return dest(last)
 }
 
-// heldBehavior is the download behavior that holds for dl now: the
-// directory a session on its tab asked for, else one a client that opened
-// or drives the tab asked for; of several, the last set; else a deny, at
-// the same levels (a directory wins over a deny); the zero behavior when
-// no client that drives the tab asked for either. Call with r.mu held.
-func (r *Relay) heldBehavior(dl *download) downloadBehavior {
+// heldBehavior is what the clients that drive dl's tab ask of its
+// downloads now: dir is the directory a session on its tab asked for,
+// else one a client that opened or drives the tab asked for, of several
+// the last set (a deny does not hide it: see downloadDenied); deny, a
+// deny at the first of those levels that asks for anything, where a
+// directory at the same level wins over it. Call with r.mu held.
+func (r *Relay) heldBehavior(dl *download) (dir downloadBehavior, deny bool) {
 	if dl.tab == nil || dl.unsure {
-		return downloadBehavior{}
+		return downloadBehavior{}, false
 	}
 	var drivers []*Client
 	for c := range r.clients {
@@ -449,35 +451,32 @@ func (r *Relay) heldBehavior(dl *download) downloadBehavior {
 			drivers = append(drivers, c)
 		}
 	}
-	var last downloadBehavior
-	deny := false
+	var sessionDir, sessionDeny bool
 	bt := r.behaviorTab(dl.tab)
 	for _, c := range drivers {
 		for sid, b := range c.sessionDownloads {
 			if s := r.sessions[sid]; s != nil && s.tab == bt {
-				deny = deny || b.deny
-				if b.dir != "" && b.set > last.set {
-					last = b
+				sessionDir, sessionDeny = sessionDir || b.dir != "", sessionDeny || b.deny
+				if b.dir != "" && b.set > dir.set {
+					dir = b
 				}
 			}
 		}
 	}
-	if last.dir != "" {
-		return last
+	if sessionDir || sessionDeny {
+		deny = !sessionDir
 	}
-	if deny {
-		return downloadBehavior{deny: true}
-	}
+	clientDir, clientDeny := false, false
 	for _, c := range drivers {
-		deny = deny || c.download.deny
-		if c.download.dir != "" && c.download.set > last.set {
-			last = c.download
+		clientDir, clientDeny = clientDir || c.download.dir != "", clientDeny || c.download.deny
+		if !sessionDir && c.download.dir != "" && c.download.set > dir.set {
+			dir = c.download
 		}
 	}
-	if last.dir != "" {
-		return last
+	if !sessionDir && !sessionDeny {
+		deny = clientDeny && !clientDir
 	}
-	return downloadBehavior{deny: deny}
+	return dir, deny
 }
 
 // downloadDenied reports whether the clients that drive dl's tab deny
@@ -491,11 +490,11 @@ func (r *Relay) downloadDenied(dl *download) bool {
 	if dl.tab == nil || dl.unsure {
 		return false
 	}
-	b := r.heldBehavior(dl)
-	if b.dir == "" && !b.deny {
-		b = dl.held
+	dir, deny := r.heldBehavior(dl)
+	if dir.dir == "" && !deny {
+		return dl.heldDeny
 	}
-	return b.deny && b.dir == ""
+	return deny
 }
 
 // deny cancels dl, which a client that drives its tab denies: in Chrome
@@ -572,7 +571,12 @@ func (r *Relay) beginDownload(dl *download, frameID, name string) {
 		return
 	}
 	dl.begun = true
-	dl.held = r.heldBehavior(dl)
+	if dl.tab != nil && dl.tab.creator != nil {
+		// A program's own tab (or its popup): the behavior holds to the
+		// end. One of the person's tabs a program drives for a while
+		// keeps none: once the program is gone, the person's stay theirs.
+		dl.held, dl.heldDeny = r.heldBehavior(dl)
+	}
 	r.broadcastDownload(dl, cdproto.EventBrowserDownloadWillBegin, map[string]string{
 		"frameId": frameID, "guid": dl.guid, "url": dl.url, "suggestedFilename": name,
 	})

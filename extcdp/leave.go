@@ -66,7 +66,7 @@ func (r *Relay) closeCreated(c *Client) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r.b.Call(ctx, wire.CloseTab, 0, wire.CloseTabParams{TabID: id, Quiet: quiet})
+				r.b.Call(ctx, wire.CloseTab, 0, wire.CloseTabParams{TabID: id, Quiet: quiet, Leave: true})
 			}()
 		}
 		wg.Wait()

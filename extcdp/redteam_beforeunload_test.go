@@ -82,3 +82,34 @@ func TestPersonsTabKeepsItsLeaveQuestion(t *testing.T) {
 		t.Logf("answering the question: %v", err)
 	}
 }
+
+// TestOwnPopupClosesPastItsLeaveQuestion: a popup a client's tab opened,
+// which the client may close as its own (Target.closeTarget), closes
+// though its page asks "Leave site?": the person never saw that popup's
+// page, and no one else is there to answer.
+func TestOwnPopupClosesPastItsLeaveQuestion(t *testing.T) {
+	c := dialRaw(t)
+	tid, sid := c.open(site.URL + "/form?beforeunload-opener")
+	t.Cleanup(func() { c.call("", "Target.closeTarget", map[string]any{"targetId": tid}) })
+	c.eval(sid, `document.readyState === "complete" || new Promise(r => onload = r)`)
+	c.eval(sid, `window.open("/form?beforeunload-popup"), 1`)
+	popup := c.popupOf(tid)
+	psid := c.attach(popup)
+	c.eval(psid, `document.readyState === "complete" || new Promise(r => onload = r)`)
+	c.eval(psid, `addEventListener("beforeunload", e => { e.preventDefault(); e.returnValue = "stay" }), 1`)
+	start := time.Now()
+	_, err := c.call("", "Target.closeTarget", map[string]any{"targetId": popup})
+	t.Logf("Target.closeTarget of the popup: %v in %v", err, time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		t.Errorf("closing the client's own popup that asks \"Leave site?\": %v", err)
+	}
+	var open bool
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if _, open = pageTargets(t)[popup]; !open {
+			break
+		}
+	}
+	if open {
+		t.Errorf("the client's popup %s is still open after its close", popup)
+	}
+}

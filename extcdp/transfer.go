@@ -703,7 +703,11 @@ func (r *Relay) takeFromPage(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	if req.ContentLength != x.size {
-		ts.cut(x, fmt.Errorf("livetab: the page posted %d bytes to a transfer of %d, so none were taken: close the transfer and capture again", req.ContentLength, x.size))
+		posted := "a post of unknown length"
+		if req.ContentLength >= 0 {
+			posted = fmt.Sprintf("%d bytes", req.ContentLength)
+		}
+		ts.cut(x, fmt.Errorf("livetab: the page posted %s to a transfer of %d bytes, so none were taken: close the transfer and capture again", posted, x.size))
 		http.Error(w, "livetab: not the announced size", http.StatusRequestEntityTooLarge)
 		return
 	}
@@ -716,7 +720,10 @@ func (r *Relay) takeFromPage(w http.ResponseWriter, req *http.Request) {
 		k, err := io.ReadFull(body, buf[:min(int64(len(buf)), x.size-off)])
 		if k > 0 {
 			if _, werr := x.f.WriteAt(buf[:k], off); werr != nil {
-				err = werr
+				// Not counted as written: a reader would get zeros.
+				ts.cut(x, fmt.Errorf("livetab: writing the transfer's file after %d bytes: %w: free some disk space, then close the transfer and capture again", off, werr))
+				http.Error(w, "livetab: the transfer's file could not be written", http.StatusInsufficientStorage)
+				return
 			}
 			off += int64(k)
 			ts.mu.Lock()

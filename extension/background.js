@@ -459,7 +459,7 @@ async function quieten(tabId) {
   clearTimeout(timer);
 }
 
-/** @type {Set<number>} The tabs livetab opened that removeTab is closing. */
+/** @type {Set<number>} The program's tabs removeTab is closing. */
 const leaving = new Set();
 
 /**
@@ -467,30 +467,38 @@ const leaving = new Set();
  * into Chrome's "Leave site?" question, and the tab stays until someone
  * answers: no one does for a program's tab, which then outlived its
  * client, and the close never returned (TestRedTeamBeforeUnloadLeftTab).
- * On a tab livetab opened the question is answered "leave" as it opens
- * (Page on, through the debugger, as a DevTools client closes a target);
- * a tab the person opened keeps it: it guards their unsaved work, and the
- * close fails after CLOSE_ASK_MS saying so (the tab closes when the person
- * answers). A tab quietened first runs no handler.
+ * On a tab livetab opened, or one the relay says is a program's own (leave:
+ * a popup of its tabs), the question is answered "leave" as it opens (Page
+ * on, through the debugger, as a DevTools client closes a target); a tab
+ * the person opened keeps it: it guards their unsaved work. Either way the
+ * close fails after CLOSE_ASK_MS saying why the tab may still be there. A
+ * tab quietened first runs no handler.
  * @param {number} tabId
  * @param {boolean} quiet
+ * @param {boolean} leave
  */
-async function removeTab(tabId, quiet) {
+async function removeTab(tabId, quiet, leave) {
   let removed = false;
+  let attachedHere = false;
   await restored;
-  if (!quiet && created.has(tabId)) {
+  if (!quiet && (leave || created.has(tabId))) {
     const answer = async () => {
       await detaching.get(tabId);
-      if (!ours.has(tabId)) await chrome.debugger.attach({ tabId }, '1.3');
+      if (removed) return;
+      // Before Page.enable: its reply may come after the question.
+      leaving.add(tabId);
+      if (!ours.has(tabId)) {
+        await chrome.debugger.attach({ tabId }, '1.3');
+        attachedHere = true;
+      }
       await chrome.debugger.sendCommand({ tabId }, 'Page.enable');
-      if (!removed) leaving.add(tabId);
     };
     // Bounded, as quieten: a page that loops answers no Page.enable, and
     // is closed anyway; so is a tab another debugger holds.
     /** @type {ReturnType<typeof setTimeout> | undefined} */
     let timer;
     await Promise.race([
-      answer().catch(() => {}),
+      answer().catch(() => { leaving.delete(tabId); }),
       new Promise((resolve) => { timer = setTimeout(resolve, QUIET_MS); }),
     ]);
     clearTimeout(timer);
@@ -509,6 +517,13 @@ async function removeTab(tabId, quiet) {
         asked = setTimeout(() => fail(new Error(`livetab: Chrome has not closed tab ${tabId} within ${CLOSE_ASK_MS / 1000} s: its page may be asking the person "Leave site?" (unsaved changes); it closes once they answer in Chrome`)), CLOSE_ASK_MS);
       }),
     ]);
+  } catch (e) {
+    // The tab stays (someone answered "Stay", or no one answered): no
+    // later question of its is answered for anyone, and the debugger
+    // attached here for the close lets go.
+    leaving.delete(tabId);
+    if (attachedHere && !ours.has(tabId)) await chrome.debugger.detach({ tabId }).catch(() => {});
+    throw e;
   } finally {
     clearTimeout(asked);
   }
@@ -1340,7 +1355,7 @@ const ops = {
   async 'ext.closeTab'(params) {
     const tabId = tabIdOf(params, 'ext.closeTab');
     if (params.quiet === true) await quieten(tabId);
-    await removeTab(tabId, params.quiet === true);
+    await removeTab(tabId, params.quiet === true, params.leave === true);
     return {};
   },
 
@@ -1349,6 +1364,7 @@ const ops = {
   // later takes it (and the windows it opens) for the person's as well.
   async 'ext.keepTab'(params) {
     const tabId = tabIdOf(params, 'ext.keepTab');
+    leaving.delete(tabId);
     await restored;
     if (created.delete(tabId)) persist();
     const tab = await chrome.tabs.get(tabId).catch(() => undefined);
@@ -1543,6 +1559,7 @@ chrome.debugger.onEvent.addListener((source, method, params) => {
   }
   if (method === 'Page.javascriptDialogOpening' && source.tabId !== undefined && !source.sessionId &&
       leaving.has(source.tabId) && /** @type {{type?: unknown}} */ (params ?? {}).type === 'beforeunload') {
+    leaving.delete(source.tabId); // once: the close it was for
     chrome.debugger.sendCommand({ tabId: source.tabId }, 'Page.handleJavaScriptDialog', { accept: true }).catch(() => {});
   }
   // Sent at once, with no await in between, to keep CDP event order.

@@ -50,7 +50,7 @@
 //	ext.unguard     {tabId}                 → {}   a popup whose opener no client with a policy drives: the
 //	                                               extension's popup rules let go of it and load again a first
 //	                                               load they blocked
-//	ext.closeTab    {tabId, quiet?}         → {}
+//	ext.closeTab    {tabId, quiet?, leave?} → {}
 //	ext.activateTab {tabId}                 → {}
 //	ext.window      {tabId}                 → {windowId, left, top, width, height, state, contentWidth, contentHeight}
 //	ext.setWindow   {tabId, only, left?, top?, width?, height?, state?, contentWidth?, contentHeight?} → {}
@@ -350,6 +350,11 @@ type CloseTabParams struct {
 	// a closing tab's unload out of the tab strip, where its requests
 	// belong to no tab and no rule that names the tab holds them.
 	Quiet bool `json:"quiet,omitzero"`
+	// Leave answers the page's "Leave site?" question (beforeunload) for
+	// a tab the program may close as its own (one a page of its tabs
+	// opened): no one else is there to answer it. A tab livetab opened is
+	// answered without it; the person's keep the question.
+	Leave bool `json:"leave,omitzero"`
 }
 
 // CreateTabParams is the payload of ext.createTab.
