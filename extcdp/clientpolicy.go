@@ -525,9 +525,17 @@ func (c *Client) refuseHistoryEntry(m *cdproto.Message, t *tab, sid string) bool
 
 // closeParams closes t, c's own tab or popup, for c: quietly when c's
 // policy holds its tabs' requests, so that the page's unload runs none of
-// its scripts, and past its page's "Leave site?".
+// its scripts, and past its page's "Leave site?" unless the person opened
+// it (personsPopup).
 func (c *Client) closeParams(t *tab) wire.CloseTabParams {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
-	return wire.CloseTabParams{TabID: t.id, Quiet: c.pol.holdsTabs(), Leave: true}
+	return wire.CloseTabParams{TabID: t.id, Quiet: c.pol.holdsTabs(), Leave: !t.personsPopup()}
 }
+
+// personsPopup reports whether t is a tab the person opened from a link of
+// a program's tab (a Ctrl+click or a middle click: opened behind; a page's
+// popups open in front): the program's to see and drive (inherit), but the
+// person's to keep, with its "Leave site?" question and its downloads.
+// Call with r.mu held.
+func (t *tab) personsPopup() bool { return t.behind && t.info.OpenerTabID != 0 }

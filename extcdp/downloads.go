@@ -571,7 +571,7 @@ func (r *Relay) beginDownload(dl *download, frameID, name string) {
 		return
 	}
 	dl.begun = true
-	if dl.tab != nil && dl.tab.creator != nil {
+	if dl.tab != nil && dl.tab.creator != nil && !dl.tab.personsPopup() {
 		// A program's own tab (or its popup): the behavior holds to the
 		// end. One of the person's tabs a program drives for a while
 		// keeps none: once the program is gone, the person's stay theirs.

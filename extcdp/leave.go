@@ -40,6 +40,12 @@ func (c *Client) release() {
 func (r *Relay) closeCreated(c *Client) {
 	var mine []int64
 	for _, t := range r.tabs {
+		// A tab the person opened from one of c's (personsPopup) is
+		// theirs: it stays, as the person's tabs do.
+		if t.creator == c && t.personsPopup() {
+			t.creator = nil
+			continue
+		}
 		if t.creator == c && !c.closing[t.id] {
 			if c.closing == nil {
 				c.closing = map[int64]bool{}

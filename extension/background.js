@@ -481,7 +481,8 @@ async function removeTab(tabId, quiet, leave) {
   let removed = false;
   let attachedHere = false;
   await restored;
-  if (!quiet && (leave || created.has(tabId))) {
+  const programs = leave || created.has(tabId);
+  if (!quiet && programs) {
     const answer = async () => {
       await detaching.get(tabId);
       if (removed) return;
@@ -514,10 +515,29 @@ async function removeTab(tabId, quiet, leave) {
     await Promise.race([
       removing,
       new Promise((_, fail) => {
-        asked = setTimeout(() => fail(new Error(`livetab: Chrome has not closed tab ${tabId} within ${CLOSE_ASK_MS / 1000} s: its page may be asking the person "Leave site?" (unsaved changes); it closes once they answer in Chrome`)), CLOSE_ASK_MS);
+        asked = setTimeout(() => fail(new Error(`livetab: Chrome has not closed tab ${tabId} within ${CLOSE_ASK_MS / 1000} s: its page may be asking the person "Leave site?" (unsaved changes), and it closes once they answer in Chrome; or its page runs a script that does not end`)), CLOSE_ASK_MS);
       }),
     ]);
   } catch (e) {
+    if (programs && (attachedHere || ours.has(tabId))) {
+      // A program's tab whose page never ends its beforeunload handler (a
+      // loop) held the close, and stayed running after the program left
+      // (TestRedTeamOwnTabWithALoopingUnloadCloses): its script is ended.
+      // Ended, the handler leaves the close undone; closed again with its
+      // scripts off, as a quiet close, it runs no handler.
+      await chrome.debugger.sendCommand({ tabId }, 'Runtime.terminateExecution').catch(() => {});
+      await quieten(tabId);
+      const again = chrome.tabs.remove(tabId);
+      again.catch(() => {});
+      /** @type {ReturnType<typeof setTimeout> | undefined} */
+      let late;
+      const gone = await Promise.race([
+        Promise.any([removing, again]).then(() => true, () => false),
+        new Promise((resolve) => { late = setTimeout(() => resolve(false), END_UNLOAD_MS); }),
+      ]);
+      clearTimeout(late);
+      if (gone) return;
+    }
     // The tab stays (someone answered "Stay", or no one answered): no
     // later question of its is answered for anyone, and the debugger
     // attached here for the close lets go.
@@ -529,8 +549,10 @@ async function removeTab(tabId, quiet, leave) {
   }
 }
 
-// How long a close waits for Chrome before it says why it may not be done.
+// How long a close waits for Chrome before it says why it may not be done,
+// and how long more for a program's tab whose unload script was ended.
 const CLOSE_ASK_MS = 5000;
+const END_UNLOAD_MS = 2000;
 
 /**
  * Detaches from a tab the policy no longer allows, and tells the bridge.
