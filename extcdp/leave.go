@@ -38,20 +38,16 @@ func (c *Client) release() {
 
 // closeCreated closes the tabs c opened, once. Call with r.mu held.
 func (r *Relay) closeCreated(c *Client) {
-	var mine []int64
+	var mine []wire.CloseTabParams
 	for _, t := range r.tabs {
-		// A tab the person opened from one of c's (personsPopup) is
-		// theirs: it stays, as the person's tabs do.
-		if t.creator == c && t.personsPopup() {
-			t.creator = nil
-			continue
-		}
 		if t.creator == c && !c.closing[t.id] {
 			if c.closing == nil {
 				c.closing = map[int64]bool{}
 			}
 			c.closing[t.id] = true
-			mine = append(mine, t.id)
+			// A tab the person opened from one of c's (personsPopup)
+			// keeps its "Leave site?" question for the person.
+			mine = append(mine, wire.CloseTabParams{TabID: t.id, Leave: !t.personsPopup()})
 		}
 	}
 	if len(mine) == 0 || !r.addWork() {
@@ -68,11 +64,12 @@ func (r *Relay) closeCreated(c *Client) {
 		ctx, cancel := context.WithTimeout(r.ctx, clientTimeout)
 		defer cancel()
 		var wg sync.WaitGroup
-		for _, id := range mine {
+		for _, p := range mine {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r.b.Call(ctx, wire.CloseTab, 0, wire.CloseTabParams{TabID: id, Quiet: quiet, Leave: true})
+				p.Quiet = quiet
+				r.b.Call(ctx, wire.CloseTab, 0, p)
 			}()
 		}
 		wg.Wait()

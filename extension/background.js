@@ -524,9 +524,19 @@ async function removeTab(tabId, quiet, leave) {
       // loop) held the close, and stayed running after the program left
       // (TestRedTeamOwnTabWithALoopingUnloadCloses): its script is ended.
       // Ended, the handler leaves the close undone; closed again with its
-      // scripts off, as a quiet close, it runs no handler.
-      await chrome.debugger.sendCommand({ tabId }, 'Runtime.terminateExecution').catch(() => {});
-      await quieten(tabId);
+      // scripts off, as a quiet close, it runs no handler. Through the
+      // attachment already there (quieten would attach again), bounded.
+      /** @type {ReturnType<typeof setTimeout> | undefined} */
+      let stopTimer;
+      await Promise.race([
+        (async () => {
+          await chrome.debugger.sendCommand({ tabId }, 'Runtime.terminateExecution').catch(() => {});
+          await chrome.debugger.sendCommand({ tabId }, 'Emulation.setScriptExecutionDisabled', { value: true }).catch(() => {});
+          await chrome.debugger.sendCommand({ tabId }, 'Page.setWebLifecycleState', { state: 'frozen' }).catch(() => {});
+        })(),
+        new Promise((resolve) => { stopTimer = setTimeout(resolve, QUIET_MS); }),
+      ]);
+      clearTimeout(stopTimer);
       const again = chrome.tabs.remove(tabId);
       again.catch(() => {});
       /** @type {ReturnType<typeof setTimeout> | undefined} */
