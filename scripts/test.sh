@@ -40,13 +40,8 @@ step "staticcheck"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 # A test that fails beside the others is run again alone, and named.
-# go test runs two packages at a time, the ones named first first: extcdp
-# (about half of all the tests' time) in one lane from the start and the
-# rest in the other, so that neither lane runs alone at the end (in the
-# order of ./..., extcdp began after capture and ran its last 6 minutes
-# alone, at half the machine).
 step "go test"
-scripts/go-test.sh ./extcdp ./cmd/livetab ./page ./capture ./...
+scripts/go-test.sh ./...
 
 # The media benchmarks once, on 10 MB: figures and ratios to read, no
 # pass or fail on speed (a benchmark, not a timed test).
