@@ -535,7 +535,9 @@ func (c *Client) closeParams(t *tab) wire.CloseTabParams {
 
 // personsPopup reports whether t is a tab the person opened from a link of
 // a program's tab (a Ctrl+click or a middle click: opened behind; a page's
-// popups open in front): the program's to see and drive (inherit), but the
-// person's to keep, with its "Leave site?" question and its downloads.
+// popups open in front): the program's to see, drive and close with it
+// (inherit; a program can open such a tab itself, by its own Ctrl+click),
+// but its "Leave site?" question is left to the person, and its downloads
+// are the person's once the program has gone.
 // Call with r.mu held.
 func (t *tab) personsPopup() bool { return t.behind && t.info.OpenerTabID != 0 }
