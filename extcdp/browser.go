@@ -611,6 +611,9 @@ func (c *Client) closeTarget(ctx context.Context, m *cdproto.Message, sid target
 		}
 	}
 	if t != nil && !isChild && (t.created || c.ownPopup(t)) {
+		r.mu.Lock()
+		r.buryTab(t) // while the behavior of its session is heard
+		r.mu.Unlock()
 		if _, err := r.b.Call(ctx, wire.CloseTab, 0, c.closeParams(t)); err != nil {
 			c.failErr(m.ID, sid, fmt.Errorf("livetab: closing tab %d: %w", t.id, err))
 			return

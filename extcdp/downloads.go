@@ -165,6 +165,91 @@ type downloadState struct {
 	// unsettled are the Livetab.downloadBlob downloads in flight or
 	// failed in the last minute (blobs.go).
 	unsettled []unsettled
+	// closed are programs' tabs that closed in the last linkTabWindow
+	// with a behavior for their downloads (buryTab).
+	closed []closedTab
+}
+
+// closedTab is a program's tab that closed, its page and the behavior its
+// downloads had then. A download its page began just before (a click on
+// a server slow to answer) begins in Chrome after the tab is gone, joined
+// to no tab: it landed in the person's Downloads folder whatever the
+// program asked, and a hostile page in an agent's tab escaped the deny by
+// closing its own tab right after its click (TestRedTeamDiesMidDownload).
+type closedTab struct {
+	id   int64
+	page string
+	at   time.Time
+	dir  downloadBehavior
+	deny bool
+}
+
+// maxClosedTabs bounds closed: a program opening and closing tabs in a
+// loop must not grow the relay.
+const maxClosedTabs = 64
+
+// buryTab notes t, closing now, in closed when it is a program's own tab
+// (or its popup) whose downloads are denied or moved. It runs where a
+// tab closes (tabGone), and before a leaving client's sessions end (its
+// behavior goes with them). Call with r.mu held.
+func (r *Relay) buryTab(t *tab) {
+	if t.creator == nil || t.personsPopup() || t.info.URL == "" {
+		return
+	}
+	dir, deny := r.heldBehavior(&download{tab: t})
+	if dir.dir == "" && !deny {
+		return
+	}
+	d := &r.downloads
+	now := time.Now()
+	kept := d.closed[:0]
+	for _, g := range d.closed {
+		if g.id != t.id && now.Sub(g.at) <= linkTabWindow {
+			kept = append(kept, g)
+		}
+	}
+	d.closed = append(kept, closedTab{id: t.id, page: pageOf(t), at: now, dir: dir, deny: deny})
+	if len(d.closed) > maxClosedTabs {
+		d.closed = d.closed[len(d.closed)-maxClosedTabs:]
+	}
+}
+
+// closedTabOf is the closed program's tab (buryTab) an item (info) of no
+// tab was begun from: its referrer names the page the tab showed, or its
+// origin, no open tab shows that page or origin (the person's own
+// download from a tab of the same site stays theirs), and Chrome began
+// it after the tab closed, or a moment before. An item with no referrer
+// is not taken: it may be the person's, typed in the address bar. Call
+// with r.mu held.
+func (d *downloadState) closedTabOf(info wire.DownloadInfo, tabs map[int64]*tab) *closedTab {
+	if info.Referrer == "" {
+		return nil
+	}
+	now := time.Now()
+	var found *closedTab
+	for i := range d.closed {
+		g := &d.closed[i]
+		if now.Sub(g.at) > linkTabWindow || startedBefore(info, now, g.at) ||
+			info.ReferrerTabID != 0 && info.ReferrerTabID != g.id {
+			continue
+		}
+		if info.Referrer != g.page && strings.TrimSuffix(info.Referrer, "/") != originOf(g.page) {
+			continue
+		}
+		if found == nil || g.at.After(found.at) {
+			found = g
+		}
+	}
+	if found == nil {
+		return nil
+	}
+	origin := originOf(info.Referrer)
+	for _, o := range tabs {
+		if o.id != found.id && !o.closed && (showsPage(o, info.Referrer) || origin != "" && originOf(pageOf(o)) == origin) {
+			return nil
+		}
+	}
+	return found
 }
 
 // maxFinishedDownloads is how many finished downloads the relay keeps: a
@@ -412,7 +497,7 @@ func (r *Relay) broadcastDownload(dl *download, method cdproto.MethodType, param
 // Chrome put it: a program's downloadPath takes only its own downloads.
 // Call with r.mu held.
 func (r *Relay) downloadDest(dl *download) string {
-	if dl.tab == nil || dl.unsure {
+	if dl.unsure {
 		return ""
 	}
 	name := baseName(dl.suggested)
@@ -487,7 +572,7 @@ func (r *Relay) heldBehavior(dl *download) (dir downloadBehavior, deny bool) {
 // hostile page an agent looks at would leave files there no one chose
 // (TestRedTeamDriveByDownloads). Call with r.mu held.
 func (r *Relay) downloadDenied(dl *download) bool {
-	if dl.tab == nil || dl.unsure {
+	if dl.unsure {
 		return false
 	}
 	dir, deny := r.heldBehavior(dl)
@@ -679,6 +764,11 @@ func (r *Relay) onExtDownload(info wire.DownloadInfo) {
 					dl.tab = r.popupDownloadTab(dl.from.id)
 				}
 			}
+			if dl.tab == nil {
+				if g := r.downloads.closedTabOf(info, r.tabs); g != nil {
+					dl.held, dl.heldDeny = g.dir, g.deny
+				}
+			}
 		}
 		dl.chromeID = info.ID
 		r.downloads.byChrome[info.ID] = dl
@@ -701,6 +791,9 @@ func (r *Relay) onExtDownload(info wire.DownloadInfo) {
 		}
 	}
 	dl.info = info
+	if dl.tab == nil && dl.heldDeny && !dl.denied {
+		r.deny(dl)
+	}
 	if dl.cancel && info.State == "in_progress" {
 		dl.cancel = false
 		r.cancelChromeDownload(info.ID)

@@ -17,6 +17,7 @@ import (
 func (c *Client) release() {
 	r := c.r
 	r.mu.Lock()
+	r.buryCreated(c) // while its behavior is still heard
 	delete(r.clients, c)
 	var touched []*tab
 	for _, s := range r.sessions {
@@ -34,6 +35,16 @@ func (c *Client) release() {
 	r.mu.Unlock()
 	r.closeTransfers(c)
 	r.touchActivity()
+}
+
+// buryCreated notes the tabs c opened, about to close, for the downloads
+// their pages began just before (buryTab). Call with r.mu held.
+func (r *Relay) buryCreated(c *Client) {
+	for _, t := range r.tabs {
+		if t.creator == c && !t.closed {
+			r.buryTab(t)
+		}
+	}
 }
 
 // closeCreated closes the tabs c opened, once. Call with r.mu held.

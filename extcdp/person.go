@@ -266,6 +266,7 @@ func (r *Relay) stopClient(c *Client) {
 	}
 	c.stopped = true
 	r.log.Info("the person stopped a client", "client", c.id, "name", c.nameNow())
+	r.buryCreated(c)
 	var touched []*tab
 	for _, s := range r.sessions {
 		if s.client == c && s.stopped == "" && !s.browser {

@@ -1161,6 +1161,7 @@ func (r *Relay) childGone(c *child) {
 
 // tabGone forgets a closed tab. Call with r.mu held.
 func (r *Relay) tabGone(t *tab, reason string) {
+	r.buryTab(t)
 	r.debuggerGone(t, reason)
 	delete(r.tabs, t.id)
 	if r.byTarget[t.targetID] == t {
