@@ -6,6 +6,7 @@
 package connlimit
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"sync"
@@ -31,12 +32,15 @@ const (
 // connections open, WebSockets (hijacked) aside: past max, a new
 // connection closes the oldest idle one, else the oldest that has not
 // sent its headers yet. Connections in the middle of a request are never
-// closed. Call before srv serves.
+// closed, but what the server does after its handler returns (read the
+// rest of an unread body, send the reply) has HeaderTimeout. Call after
+// srv.Handler is set, before srv serves.
 func Bound(srv *http.Server, max int) {
 	srv.ReadHeaderTimeout = HeaderTimeout
 	srv.IdleTimeout = IdleTimeout
 	srv.MaxHeaderBytes = MaxHeaderBytes
 	l := &limit{max: max, state: map[net.Conn]*conn{}}
+	bound(srv, l)
 	prev := srv.ConnState
 	srv.ConnState = func(c net.Conn, st http.ConnState) {
 		l.track(c, st)
@@ -44,6 +48,56 @@ func Bound(srv *http.Server, max int) {
 			prev(c, st)
 		}
 	}
+}
+
+type connKey struct{}
+
+// afterHandler bounds what the server does once a handler returned
+// (bound); a variable for the tests.
+var afterHandler = HeaderTimeout
+
+// bound wraps srv's handler. A handler that refuses a request (a program
+// without the token) returns without reading its body, and the server
+// then reads what is left of it, up to 256 KiB, before it replies; with
+// no deadline, a program that sends headers announcing a body and never
+// the body held each connection for good, and past max every new
+// connection was let in: thousands of connections, 20 KiB each. A client
+// that never reads its replies held the reply's write the same way. The
+// deadlines are set as the handler returns, so that a handler's own long
+// read or write (the transfer channel's posts) is not cut, and the write
+// deadline is lifted as the next request on the connection begins.
+func bound(srv *http.Server, l *limit) {
+	h := srv.Handler
+	if h == nil {
+		h = http.DefaultServeMux
+	}
+	prevCtx := srv.ConnContext
+	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		if prevCtx != nil {
+			ctx = prevCtx(ctx, c)
+		}
+		return context.WithValue(ctx, connKey{}, c)
+	}
+	srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, _ := r.Context().Value(connKey{}).(net.Conn)
+		if c != nil {
+			c.SetWriteDeadline(time.Time{})
+		}
+		h.ServeHTTP(w, r)
+		if c != nil && l.serving(c) {
+			d := time.Now().Add(afterHandler)
+			c.SetReadDeadline(d)
+			c.SetWriteDeadline(d)
+		}
+	})
+}
+
+// serving reports whether c is still the server's: not hijacked (a
+// WebSocket's deadlines are its own) nor closed.
+func (l *limit) serving(c net.Conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.state[c] != nil
 }
 
 type conn struct {
