@@ -114,6 +114,10 @@ type Bridge struct {
 	// wait again (zero once one connects).
 	gaveUp time.Time
 
+	// shaking are the extension connections still pairing, oldest first
+	// (serveExtension). Guarded by mu.
+	shaking []*websocket.Conn
+
 	// gone is closed when the browser the extension runs in has exited
 	// (see Watch); nil, so never ready, when nobody said which browser.
 	gone    <-chan struct{}
@@ -529,15 +533,65 @@ func (b *Bridge) serveExtension(w http.ResponseWriter, r *http.Request) {
 		b.log.Warn("extension WebSocket upgrade failed", "err", err)
 		return
 	}
-	ws.SetReadLimit(wire.ChunkSize + wire.ChunkHeader + 64<<10)
+	// Until it has paired, any program may be on the other end (an Origin
+	// header is only a header): its messages are a hello and a proof, and
+	// only maxHandshakes of such connections stay, the oldest closed past
+	// that. Each could hold a whole chunk's buffer for the handshake's
+	// 10 s, and a program that opened 400 held 470 MiB of livetab serve.
+	ws.SetReadLimit(handshakeReadLimit)
+	b.startShake(ws)
 	c := &extConn{ws: ws, pending: make(map[int64]*pending)}
 	hello, err := b.handshake(r.Context(), c)
+	b.endShake(ws)
 	if err != nil {
 		return
 	}
+	ws.SetReadLimit(wire.ChunkSize + wire.ChunkHeader + 64<<10)
 	b.log.Info("extension connected", "extension", hello.ExtensionID, "version", hello.Version, "attached", len(hello.Attached))
 	reason := b.readLoop(c)
 	b.drop(c, reason)
+}
+
+// Bounds of the connections that have not paired yet.
+const (
+	// handshakeReadLimit bounds a message before pairing: a hello (a few
+	// names and the ids of the tabs the debugger holds) or a proof.
+	handshakeReadLimit = 256 << 10
+	// maxHandshakes is how many connections may be pairing at once. Past
+	// it the oldest goes, not the newest: a program that kept that many
+	// open could otherwise keep the extension out for good, where now it
+	// must open connections faster than the extension pairs (a few
+	// milliseconds), and the extension dials again.
+	maxHandshakes = 16
+)
+
+// startShake notes ws as pairing, closing the oldest pairing connection
+// past maxHandshakes.
+func (b *Bridge) startShake(ws *websocket.Conn) {
+	b.mu.Lock()
+	b.shaking = append(b.shaking, ws)
+	var old *websocket.Conn
+	if len(b.shaking) > maxHandshakes {
+		old = b.shaking[0]
+		b.shaking = b.shaking[1:]
+	}
+	b.mu.Unlock()
+	if old != nil {
+		b.log.Warn("closed the oldest of too many extension connections that have not paired")
+		old.CloseNow() // a close handshake would hold this connection up to 5 s
+	}
+}
+
+// endShake notes that ws is no longer pairing.
+func (b *Bridge) endShake(ws *websocket.Conn) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, x := range b.shaking {
+		if x == ws {
+			b.shaking = append(b.shaking[:i], b.shaking[i+1:]...)
+			return
+		}
+	}
 }
 
 // handshake pairs with the extension (pairing.go) and makes c the

@@ -2,6 +2,7 @@ package bridge_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -150,5 +151,55 @@ func TestBridgeProofIsBoundToItsPort(t *testing.T) {
 	}
 	if ch.Proof == wire.BridgeProof(b.Token(), 9339, ne, ch.Nonce) && port != 9339 {
 		t.Fatal("the proof would convince an extension dialing another port")
+	}
+}
+
+// A program on the machine (an Origin header is only a header) opens many
+// connections that never pair, each with a hello larger than any real one
+// on its way. Before pairing a message is bounded, and so is the number of
+// connections pairing at once (the oldest goes): the program holds little
+// of the bridge, and the extension that dials next still pairs.
+func TestUnpairedHandshakesAreBounded(t *testing.T) {
+	b, _ := listen(t)
+	ctx := context.Background()
+	var squat []*websocket.Conn
+	for range 60 {
+		ws, _, err := websocket.Dial(ctx, b.URL(), &websocket.DialOptions{HTTPHeader: map[string][]string{"Origin": {fakeext.Origin}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.CloseNow()
+		squat = append(squat, ws)
+	}
+	big := `{"method":"ext.hello","params":{"nonce":"` + wire.NewNonce() + `","version":"` + strings.Repeat("x", 300<<10) + `"}}`
+	over := squat[len(squat)-1]
+	over.Write(ctx, websocket.MessageText, []byte(big))
+	if code, _ := closeStatusOrDrop(over); code != websocket.StatusMessageTooBig {
+		t.Errorf("a 300 KiB hello before pairing: close %d, want %d (message too big)", code, websocket.StatusMessageTooBig)
+	}
+	open := 0
+	for _, ws := range squat[:len(squat)-1] {
+		rctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		_, _, err := ws.Read(rctx)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			open++
+		}
+	}
+	if open > 16 {
+		t.Errorf("%d connections that never paired are open at once, want at most 16", open)
+	}
+	connect(t, b) // the real extension still pairs
+}
+
+// closeStatusOrDrop is the close code ws ended with, 0 when it ended
+// without a close frame.
+func closeStatusOrDrop(ws *websocket.Conn) (websocket.StatusCode, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		if _, _, err := ws.Read(ctx); err != nil {
+			return websocket.CloseStatus(err), err
+		}
 	}
 }
