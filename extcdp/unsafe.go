@@ -213,6 +213,14 @@ func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session)
 			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses Page.navigate to %q: Chrome turns about: pages other than about:blank into chrome:// pages, which an extension may not debug (the debugger would detach, and some of them crash the browser); open it in the browser yourself", p.URL))
 			return true
 		}
+		if strings.HasPrefix(rest, "srcdoc") && rest != "srcdoc" {
+			// In a frame, Chrome answers and then shows a page of that URL
+			// that no extension may debug: chrome.debugger refused every
+			// later command on the tab, for every client
+			// (TestRedTeamNavigateToSrcdocKeepsTheTabDebuggable).
+			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses Page.navigate to %q: Chrome loads about:srcdoc only from a frame's srcdoc attribute, and with a query or fragment it leaves a frame an extension may not debug (every later command on the tab would fail); to change a srcdoc frame's fragment, set location.hash in the frame with Runtime.evaluate", p.URL))
+			return true
+		}
 	case browserSchemes[scheme]:
 		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses Page.navigate to %q: through the extension only http, https, file, data, blob, javascript and about:blank URLs are navigated; %s: pages cannot be debugged by an extension (the debugger would detach, and chrome:// debug pages crash the tab or the browser); open it in the browser yourself", p.URL, scheme))
 		return true

@@ -9,7 +9,8 @@ test('schemes a tab may be navigated to', () => {
     assert.equal(navigateRefusal(url, undefined), '', url);
   }
   for (const url of ['about:version', 'chrome://crash', ' CHROME://inducebrowsercrashforrealz', 'chr\nome://kill',
-    'mailto:a@b.c', 'view-source:http://127.0.0.1/', 'devtools://devtools/x', 'not a url', '']) {
+    'mailto:a@b.c', 'view-source:http://127.0.0.1/', 'devtools://devtools/x', 'not a url', '',
+    'about:srcdoc#y', 'about:srcdoc?', ' ABOUT:srcdoc?x#y']) {
     assert.match(navigateRefusal(url, undefined), /livetab refuses/, url);
   }
 });
