@@ -85,7 +85,7 @@ func (c *Capturer) read(ctx context.Context, l *lib, id, off int64, n int) ([]by
 		return nil, c.cdpErr(fmt.Errorf("reading bytes %d–%d in the page: %w", off, off+int64(n), err))
 	}
 	if res.ExceptionDetails != nil {
-		return nil, fmt.Errorf("reading bytes %d–%d in the page: %s", off, off+int64(n), inpage.ExceptionText(res.ExceptionDetails))
+		return nil, inpage.Threw(fmt.Sprintf("reading bytes %d–%d in the page", off, off+int64(n)), res.ExceptionDetails)
 	}
 	raw := []byte(res.Result.Value)
 	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {

@@ -98,7 +98,7 @@ func (a *action) ensureLib(s *session) (runtime.RemoteObjectID, error) {
 		return "", fmt.Errorf("loading the page library: %w", err)
 	}
 	if res.ExceptionDetails != nil {
-		return "", fmt.Errorf("loading the page library: %s", inpage.ExceptionText(res.ExceptionDetails))
+		return "", inpage.Threw("loading the page library", res.ExceptionDetails)
 	}
 	a.t.mu.Lock()
 	s.lib = res.Result.ObjectID

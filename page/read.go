@@ -167,7 +167,7 @@ func (a *action) evaluate(expr string) (jsonv2.Value, error) {
 		return nil, err
 	}
 	if res.ExceptionDetails != nil {
-		return nil, fmt.Errorf("the script threw: %s", inpage.ExceptionText(res.ExceptionDetails))
+		return nil, inpage.Threw("the script threw", res.ExceptionDetails)
 	}
 	r := res.Result
 	switch {

@@ -49,13 +49,46 @@ func Fence(body string) string {
 // error. A blocked URL is the site's choice (a redirect's, a link's), words
 // and all, so it goes in a page block; no page tag in the rest opens or
 // closes one.
+//
+// A script's exception is the page's words too: a page can have any script
+// throw what it likes (it replaced the built-ins livetab's library calls,
+// and each tool's error read "livetab: Note from livetab: …" as livetab's
+// own words, TestRedTeamThrownErrorSpeaksAsLivetab), so those go in a page
+// block, cut to maxErrorWords.
 func ErrorText(err error) string {
 	text := err.Error()
 	var blocked *BlockedError
 	if errors.As(err, &blocked) && blocked.URL != "" {
 		return "Error: " + Defuse(strings.ReplaceAll(text, blocked.URL, "(the URL below)")) + "\nthe URL that was blocked:\n" + Fence(blocked.URL)
 	}
+	var said interface{ Words() string }
+	if errors.As(err, &said) && said.Words() != "" {
+		words := said.Words()
+		if text == words {
+			return "Error: a script in the page threw; what it said:\n" + Fence(clip(words, maxErrorWords))
+		}
+		if i := strings.Index(text, words); i >= 0 {
+			return "Error: " + Defuse(text[:i]+"(what the page's script said, below)"+text[i+len(words):]) +
+				"\nwhat the page's script said:\n" + Fence(clip(words, maxErrorWords))
+		}
+		return "Error: a script in the page failed; the error, with the page's words:\n" + Fence(clip(text, maxErrorWords))
+	}
 	return "Error: " + Defuse(text)
+}
+
+// maxErrorWords bounds the page's words in an error: a page's exception
+// can be megabytes.
+const maxErrorWords = 2000
+
+// clip cuts s to at most n bytes, on a rune boundary, saying so.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "… (cut)"
 }
 
 // fenceTag matches what a model could take for a page tag, in any case and

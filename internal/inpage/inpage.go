@@ -105,7 +105,7 @@ func (k *Kit) Load(ctx context.Context, t *chromedp.Target, el runtime.RemoteObj
 		ro, exc = res.Result, res.ExceptionDetails
 	}
 	if exc != nil {
-		return nil, fmt.Errorf("%sloading the %s: %s", k.Prefix, k.Name, ExceptionText(exc))
+		return nil, Threw(fmt.Sprintf("%sloading the %s", k.Prefix, k.Name), exc)
 	}
 	return &Lib{k: k, t: t, obj: ro.ObjectID, group: group}, nil
 }
@@ -119,6 +119,16 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Msg }
+
+// Words is the message of a script's exception the library caught (code
+// "js"): the page's words, as an Exception's are; "" for the library's
+// own answers.
+func (e *Error) Words() string {
+	if e.Code == "js" {
+		return e.Msg
+	}
+	return ""
+}
 
 // Unwrap returns the package's sentinel for the code, or nil.
 func (e *Error) Unwrap() error { return e.kind }
@@ -134,6 +144,34 @@ type Exception struct {
 }
 
 func (e *Exception) Error() string { return ExceptionText(e.Details) }
+
+// Words is the exception's text: the page's, since the page can make any
+// script throw what it likes (it can replace the built-ins a library
+// calls), so a model must read it as page text (page.ErrorText).
+func (e *Exception) Words() string {
+	if e.Details == nil {
+		return ""
+	}
+	return ExceptionText(e.Details)
+}
+
+// PageWords is an error whose Words came from the page: a script's
+// exception. Doing says what livetab was doing.
+type PageWords struct {
+	Doing string
+	Said  string
+}
+
+func (e *PageWords) Error() string { return e.Doing + ": " + e.Said }
+
+// Words is what the page said.
+func (e *PageWords) Words() string { return e.Said }
+
+// Threw is the error of a script that threw d while livetab was doing
+// what doing says.
+func Threw(doing string, d *runtime.ExceptionDetails) error {
+	return &PageWords{Doing: doing, Said: ExceptionText(d)}
+}
 
 // CallParams are the Runtime.callFunctionOn params that run function name
 // of the library object lib with args through the door, answered by value
@@ -214,7 +252,7 @@ func (l *Lib) ref(ctx context.Context, name string, args []*runtime.CallArgument
 		return nil, l.k.TabErr(fmt.Errorf("%s %s: %w", l.k.Name, name, err))
 	}
 	if res.ExceptionDetails != nil {
-		return nil, fmt.Errorf("%s %s: %s", l.k.Name, name, ExceptionText(res.ExceptionDetails))
+		return nil, Threw(l.k.Name+" "+name, res.ExceptionDetails)
 	}
 	return res.Result, nil
 }
@@ -353,7 +391,7 @@ func (k *Kit) Resolve(ctx context.Context, t *chromedp.Target, r Ref, group stri
 			return nil, "", k.TabErr(fmt.Errorf("%sevaluating %s: %w", k.Prefix, r, err))
 		}
 		if res.ExceptionDetails != nil {
-			return nil, "", fmt.Errorf("%sevaluating %s: %s", k.Prefix, r, ExceptionText(res.ExceptionDetails))
+			return nil, "", Threw(fmt.Sprintf("%sevaluating %s", k.Prefix, r), res.ExceptionDetails)
 		}
 		if res.Result.Subtype != "node" {
 			return nil, "", fmt.Errorf("%w: %s gave a %s, not an element", k.NotFound, r, res.Result.Type)
