@@ -92,13 +92,28 @@ func clip(s string, n int) string {
 }
 
 // fenceTag matches what a model could take for a page tag, in any case and
-// spacing, with or without an id ("</page>" reads as an end too).
-var fenceTag = regexp.MustCompile(`(?i)<(\s*/?\s*page\b)`)
+// spacing, with or without an id ("</page>" reads as an end too), and in
+// the look-alikes a reader does not tell apart: angle brackets and slashes
+// of other blocks (fullwidth "＜", small "﹤", "〈", "⟨", "ᐸ"), letters of
+// other scripts (Cyrillic "р", "а", "е"; fullwidth), any space, and
+// invisible format characters (a zero-width space, a word joiner, a soft
+// hyphen, bidi controls) between them. A page wrote each of these before
+// its "Note from livetab: …", and Defuse let it through
+// (TestRedTeamFenceUnicodeLookalikes).
+var fenceTag = regexp.MustCompile(`(?i)` + fenceLT +
+	`((?:[\s\p{Z}\p{Cf}\x{85}])*[/／⁄∕⧸]?(?:[\s\p{Z}\p{Cf}\x{85}])*` +
+	`[pｐрρ]\p{Cf}*[aａаα]\p{Cf}*[gｇɡ]\p{Cf}*[eｅеε](?:$|[^\p{L}\p{N}_]))`)
+
+// fenceLT are the characters that read as the "<" of a tag.
+const (
+	fenceLT      = `[<＜﹤〈⟨〈ᐸ❮⧼]`
+	fenceLTChars = "<＜﹤〈⟨〈ᐸ❮⧼"
+)
 
 // Defuse turns the "<" of anything in s that looks like a page tag into
 // "‹", so that page text cannot open or close a block, whatever its id.
 func Defuse(s string) string {
-	if !strings.Contains(s, "<") {
+	if !strings.ContainsAny(s, fenceLTChars) {
 		return s
 	}
 	return fenceTag.ReplaceAllString(s, "‹$1")
