@@ -215,25 +215,23 @@ func (r *Relay) buryTab(t *tab) {
 }
 
 // closedTabOf is the closed program's tab (buryTab) an item (info) of no
-// tab was begun from: its referrer names the page the tab showed, or its
-// origin, no open tab shows that page or origin (the person's own
-// download from a tab of the same site stays theirs), and Chrome began
-// it after the tab closed, or a moment before. An item with no referrer
-// is not taken: it may be the person's, typed in the address bar. Call
-// with r.mu held.
+// tab was begun from: its referrer is the very page the tab showed, no
+// open tab shows that page, and Chrome began it after the tab closed, or a
+// moment before. Only the page, not its origin: a person's download of the
+// same site, from a tab they just left or closed (a referrer of the origin
+// alone, as a download from another origin sends), was denied or taken
+// into the program's directory (red team, 2 of 2 each). An item with no
+// referrer is not taken either: it may be the person's, typed in the
+// address bar. Call with r.mu held.
 func (d *downloadState) closedTabOf(info wire.DownloadInfo, tabs map[int64]*tab) *closedTab {
-	if info.Referrer == "" {
-		return nil
+	if info.Referrer == "" || info.ReferrerTabID != 0 {
+		return nil // no page to go by, or an open tab showed it
 	}
 	now := time.Now()
 	var found *closedTab
 	for i := range d.closed {
 		g := &d.closed[i]
-		if now.Sub(g.at) > linkTabWindow || startedBefore(info, now, g.at) ||
-			info.ReferrerTabID != 0 && info.ReferrerTabID != g.id {
-			continue
-		}
-		if info.Referrer != g.page && strings.TrimSuffix(info.Referrer, "/") != originOf(g.page) {
+		if now.Sub(g.at) > linkTabWindow || startedBefore(info, now, g.at) || info.Referrer != g.page {
 			continue
 		}
 		if found == nil || g.at.After(found.at) {
@@ -243,9 +241,8 @@ func (d *downloadState) closedTabOf(info wire.DownloadInfo, tabs map[int64]*tab)
 	if found == nil {
 		return nil
 	}
-	origin := originOf(info.Referrer)
 	for _, o := range tabs {
-		if o.id != found.id && !o.closed && (showsPage(o, info.Referrer) || origin != "" && originOf(pageOf(o)) == origin) {
+		if o.id != found.id && !o.closed && showsPage(o, info.Referrer) {
 			return nil
 		}
 	}
