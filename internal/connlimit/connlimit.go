@@ -30,11 +30,11 @@ const (
 
 // Bound sets srv's timeouts and header limit and keeps at most max of its
 // connections open, WebSockets (hijacked) aside: past max, a new
-// connection closes the oldest idle one, else the oldest that has not
-// sent its headers yet. Connections in the middle of a request are never
-// closed, but what the server does after its handler returns (read the
-// rest of an unread body, send the reply) has HeaderTimeout. Call after
-// srv.Handler is set, before srv serves.
+// connection closes the oldest idle one, else the oldest whose handler
+// returned, else the oldest that has not sent its headers yet.
+// Connections in a handler are never closed. What the server does after a
+// handler returns (read the rest of an unread body, send the reply) has
+// HeaderTimeout. Call after srv.Handler is set, before srv serves.
 func Bound(srv *http.Server, max int) {
 	srv.ReadHeaderTimeout = HeaderTimeout
 	srv.IdleTimeout = IdleTimeout
@@ -84,7 +84,7 @@ func bound(srv *http.Server, l *limit) {
 			c.SetWriteDeadline(time.Time{})
 		}
 		h.ServeHTTP(w, r)
-		if c != nil && l.serving(c) {
+		if c != nil && l.finished(c) {
 			d := time.Now().Add(afterHandler)
 			c.SetReadDeadline(d)
 			c.SetWriteDeadline(d)
@@ -92,17 +92,29 @@ func bound(srv *http.Server, l *limit) {
 	})
 }
 
-// serving reports whether c is still the server's: not hijacked (a
-// WebSocket's deadlines are its own) nor closed.
-func (l *limit) serving(c net.Conn) bool {
+// finished notes that c's handler returned, and reports whether c is
+// still the server's: not hijacked (a WebSocket's deadlines are its own)
+// nor closed. What is left of such a request (an unread body, the
+// reply's write) may be cut for a new connection: a program that sent
+// bodies it never finished otherwise held thousands of connections at
+// once, past the bound, for the deadline's 10 s each
+// (TestRedTeamUnsentBodiesPeakPastMax).
+func (l *limit) finished(c net.Conn) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.state[c] != nil
+	e := l.state[c]
+	if e == nil {
+		return false
+	}
+	l.seq++
+	e.done, e.since = true, l.seq
+	return true
 }
 
 type conn struct {
 	c     net.Conn
 	state http.ConnState
+	done  bool   // active, but its handler returned (finished)
 	since uint64 // order of the last change of state
 }
 
@@ -126,7 +138,7 @@ func (l *limit) track(c net.Conn, st http.ConnState) {
 			e = &conn{c: c}
 			l.state[c] = e
 		}
-		e.state, e.since = st, l.seq
+		e.state, e.since, e.done = st, l.seq, false
 		if st == http.StateNew && len(l.state) > l.max {
 			evict = l.victim(c)
 		}
@@ -137,17 +149,23 @@ func (l *limit) track(c net.Conn, st http.ConnState) {
 	}
 }
 
-// victim is the oldest idle connection, else the oldest one still without
-// its headers other than c.
+// victim is the oldest idle connection, else the oldest one whose
+// handler returned, else the oldest one still without its headers other
+// than c.
 func (l *limit) victim(c net.Conn) net.Conn {
-	var idle, fresh *conn
+	var idle, done, fresh *conn
 	for _, e := range l.state {
 		switch {
 		case e.state == http.StateIdle && (idle == nil || e.since < idle.since):
 			idle = e
+		case e.state == http.StateActive && e.done && (done == nil || e.since < done.since):
+			done = e
 		case e.state == http.StateNew && e.c != c && (fresh == nil || e.since < fresh.since):
 			fresh = e
 		}
+	}
+	if idle == nil {
+		idle = done
 	}
 	if idle == nil {
 		idle = fresh
