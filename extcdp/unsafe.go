@@ -218,7 +218,7 @@ func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session)
 			// that no extension may debug: chrome.debugger refused every
 			// later command on the tab, for every client
 			// (TestRedTeamNavigateToSrcdocKeepsTheTabDebuggable).
-			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses Page.navigate to %q: Chrome loads about:srcdoc only from a frame's srcdoc attribute, and with a query or fragment it leaves a frame an extension may not debug (every later command on the tab would fail); to change a srcdoc frame's fragment, set location.hash in the frame with Runtime.evaluate", p.URL))
+			c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses Page.navigate to %q: Chrome loads about:srcdoc only from a frame's srcdoc attribute, and with a query or fragment it leaves a frame an extension may not debug (every later command on the tab would fail, as after setting location.hash in such a frame)", p.URL))
 			return true
 		}
 	case browserSchemes[scheme]:

@@ -37,7 +37,7 @@ export function navigateRefusal(url, tabUrl) {
     // about:srcdoc with a query or fragment, even an empty one, leaves a
     // frame no extension may debug: every later command on the tab fails.
     if (u.pathname === 'srcdoc' && !/^about:srcdoc$/i.test(url.trim())) {
-      return `livetab refuses Page.navigate to ${JSON.stringify(url)}: about:srcdoc with a query or fragment leaves a frame an extension may not debug; set location.hash in the frame instead`;
+      return `livetab refuses Page.navigate to ${JSON.stringify(url)}: about:srcdoc with a query or fragment leaves a frame an extension may not debug (every later command on the tab would fail)`;
     }
   } else if (!SCHEMES.has(u.protocol)) {
     return `livetab refuses Page.navigate to ${JSON.stringify(url)}: ${u.protocol} pages cannot be debugged by an extension or open another program; open it in the browser yourself`;
