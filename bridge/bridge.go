@@ -116,7 +116,7 @@ type Bridge struct {
 
 	// shaking are the extension connections still pairing, oldest first
 	// (serveExtension). Guarded by mu.
-	shaking []*websocket.Conn
+	shaking []*shake
 
 	// gone is closed when the browser the extension runs in has exited
 	// (see Watch); nil, so never ready, when nobody said which browser.
@@ -535,14 +535,14 @@ func (b *Bridge) serveExtension(w http.ResponseWriter, r *http.Request) {
 	}
 	// Until it has paired, any program may be on the other end (an Origin
 	// header is only a header): its messages are a hello and a proof, and
-	// only maxHandshakes of such connections stay, the oldest closed past
-	// that. Each could hold a whole chunk's buffer for the handshake's
-	// 10 s, and a program that opened 400 held 470 MiB of livetab serve.
+	// only maxHandshakes of such connections stay (startShake). Each could
+	// hold a whole chunk's buffer for the handshake's 10 s, and a program
+	// that opened 400 held 470 MiB of livetab serve.
 	ws.SetReadLimit(handshakeReadLimit)
-	b.startShake(ws)
-	c := &extConn{ws: ws, pending: make(map[int64]*pending)}
+	sh := b.startShake(ws)
+	c := &extConn{ws: ws, pending: make(map[int64]*pending), shake: sh}
 	hello, err := b.handshake(r.Context(), c)
-	b.endShake(ws)
+	b.endShake(sh)
 	if err != nil {
 		return
 	}
@@ -558,36 +558,60 @@ const (
 	// names and the ids of the tabs the debugger holds) or a proof.
 	handshakeReadLimit = 256 << 10
 	// maxHandshakes is how many connections may be pairing at once. Past
-	// it the oldest goes, not the newest: a program that kept that many
-	// open could otherwise keep the extension out for good, where now it
-	// must open connections faster than the extension pairs (a few
-	// milliseconds), and the extension dials again.
-	maxHandshakes = 16
+	// it one goes, not the newest: a program that kept that many open
+	// could otherwise keep the extension out for good.
+	maxHandshakes = 64
 )
 
-// startShake notes ws as pairing, closing the oldest pairing connection
-// past maxHandshakes.
-func (b *Bridge) startShake(ws *websocket.Conn) {
+// shake is a connection pairing.
+type shake struct {
+	ws    *websocket.Conn
+	hello bool // its hello came (the extension sends it at once)
+}
+
+// startShake notes ws as pairing; past maxHandshakes it closes the oldest
+// that has not sent its hello, else the oldest. The extension sends its
+// hello as it connects and its proof as the challenge comes, so it stays
+// through a flood of connections that send nothing: one program opening
+// 3,000 a second kept the extension from pairing for 30 s in 3 of 6 runs
+// when the oldest went first (TestRedTeamPairingFlood).
+func (b *Bridge) startShake(ws *websocket.Conn) *shake {
+	sh := &shake{ws: ws}
 	b.mu.Lock()
-	b.shaking = append(b.shaking, ws)
-	var old *websocket.Conn
+	b.shaking = append(b.shaking, sh)
+	var old *shake
 	if len(b.shaking) > maxHandshakes {
-		old = b.shaking[0]
-		b.shaking = b.shaking[1:]
+		i := 0
+		for j, x := range b.shaking {
+			if !x.hello {
+				i = j
+				break
+			}
+		}
+		old = b.shaking[i]
+		b.shaking = append(b.shaking[:i], b.shaking[i+1:]...)
 	}
 	b.mu.Unlock()
 	if old != nil {
-		b.log.Warn("closed the oldest of too many extension connections that have not paired")
-		old.CloseNow() // a close handshake would hold this connection up to 5 s
+		b.log.Debug("closed one of too many extension connections that have not paired")
+		old.ws.CloseNow() // a close handshake would hold this connection up to 5 s
 	}
+	return sh
 }
 
-// endShake notes that ws is no longer pairing.
-func (b *Bridge) endShake(ws *websocket.Conn) {
+// helloCame notes that sh's hello came.
+func (b *Bridge) helloCame(sh *shake) {
+	b.mu.Lock()
+	sh.hello = true
+	b.mu.Unlock()
+}
+
+// endShake notes that sh is no longer pairing.
+func (b *Bridge) endShake(sh *shake) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i, x := range b.shaking {
-		if x == ws {
+		if x == sh {
 			b.shaking = append(b.shaking[:i], b.shaking[i+1:]...)
 			return
 		}
@@ -729,6 +753,7 @@ func (b *Bridge) drop(c *extConn, reason string) {
 // extConn is one connected extension.
 type extConn struct {
 	ws      *websocket.Conn
+	shake   *shake // while it pairs
 	mu      sync.Mutex
 	pending map[int64]*pending
 	dead    bool

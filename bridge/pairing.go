@@ -24,6 +24,9 @@ func (b *Bridge) pair(ctx context.Context, c *extConn) (*wire.HelloParams, error
 	if err := b.readHandshake(ctx, c, wire.Hello, &f, &hello); err != nil {
 		return nil, err
 	}
+	if c.shake != nil {
+		b.helloCame(c.shake)
+	}
 	// A close reason holds at most 123 bytes: keep each one short.
 	if hello.Token != "" || hello.Nonce == "" {
 		// An extension from before the pairing by proof: it sent its token
