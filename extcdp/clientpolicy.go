@@ -43,10 +43,11 @@ type clientPolicy struct {
 }
 
 // holdsTabs says whether the extension must know the tabs the client
-// drives: to hold their loads to its domains (unless it guards them
-// itself), or their every request off private addresses.
+// drives: to hold their loads to its domains (a client that guards them
+// itself only the pages Chrome fetches ahead, aheadRules), or their every
+// request off private addresses.
 func (p *clientPolicy) holdsTabs() bool {
-	return p.set && (!p.guards && len(p.domains) > 0 || p.params.BlockPrivate)
+	return p.set && (len(p.domains) > 0 || p.params.BlockPrivate)
 }
 
 // setPolicy answers Livetab.setPolicy.

@@ -144,6 +144,21 @@ export function drivenRules(pol, otherTabIds, firstId) {
  * @returns {Rule[]}
  */
 export function aheadRules(pol, excludedTabIds, firstId) {
+  // Outside the domains too, for an owner that guards its loads: Chrome
+  // serves the later navigation from what it fetched ahead, which the
+  // guard's Fetch never sees either (TestRedTeamPrerenderActivationOutsideTheDomains).
+  const outside = pol.guardsLoads ? domainRules(pol, excludedTabIds, firstId, ['main_frame'], true) : [];
+  return outside.concat(privateAheadRules(pol, excludedTabIds, firstId + outside.length));
+}
+
+/**
+ * aheadRules' blocks of private addresses; without blockPrivate, none.
+ * @param {Policy} pol
+ * @param {number[]} excludedTabIds
+ * @param {number} firstId
+ * @returns {Rule[]}
+ */
+function privateAheadRules(pol, excludedTabIds, firstId) {
   if (!pol.blockPrivate) return [];
   const allowed = pol.privateAllowed ?? [];
   // A private address named as a CIDR range or an IPv6 literal has no DNR
@@ -310,7 +325,7 @@ function holdRules(pol, excludedTabIds, firstId, types, documents = true) {
  * @param {string[]} types
  * @returns {Rule[]}
  */
-function domainRules(pol, excludedTabIds, firstId, types) {
+function domainRules(pol, excludedTabIds, firstId, types, ahead = false) {
   if (!pol.domains.length || pol.domains.some((d) => d.trim() === '*')) return [];
   const domains = [...new Set(pol.domains.map(dnrDomain).filter((d) => d !== ''))];
   // initiatorDomains keeps the rules off navigations no page started (the
@@ -318,7 +333,9 @@ function domainRules(pol, excludedTabIds, firstId, types) {
   // an allowlist of only CIDR ranges or IPv6 addresses gets none.
   if (!domains.length) return [];
   /** @type {Record<string, unknown>} */
-  const base = { resourceTypes: types, initiatorDomains: domains };
+  // Ahead (aheadRules): the loads no page of the domains started instead;
+  // those a page started stay the guard's, which aborts them.
+  const base = { resourceTypes: types, [ahead ? 'excludedInitiatorDomains' : 'initiatorDomains']: domains };
   if (excludedTabIds.length) base.excludedTabIds = excludedTabIds;
   /** @type {Rule[]} */
   const rules = [];

@@ -169,6 +169,21 @@ test('aheadRules hold a main-frame load of a private address that no page of the
   assert.equal(blocked(any, { url: 'http://10.1.2.3/', initiator: 'a.example', tabId: 3, type: 'main_frame' }), true);
 });
 
+test('aheadRules hold a guarding owner\'s pages fetched ahead to its domains', () => {
+  // Chrome's prefetch ahead of a prerender: a main-frame request of the tab
+  // that no page started, which the guard's Fetch never sees.
+  const pol = { sharedOnly: false, domains: ['a.localhost'], guardsLoads: true };
+  const rules = aheadRules(pol, [1, 2], 100);
+  assert.equal(blocked(rules, { url: 'http://b.localhost:9/secret', tabId: 3, type: 'main_frame' }), true);
+  assert.equal(blocked(rules, { url: 'http://b.localhost:9/secret', tabId: 1, type: 'main_frame' }), false, 'a tab left out');
+  // Its domains, and a page's own location change (the guard aborts it).
+  assert.equal(blocked(rules, { url: 'http://a.localhost:9/', tabId: 3, type: 'main_frame' }), false);
+  assert.equal(blocked(rules, { url: 'http://b.localhost:9/', initiator: 'a.localhost', tabId: 3, type: 'main_frame' }), false);
+  assert.equal(blocked(rules, { url: 'http://b.localhost:9/', tabId: 3, type: 'sub_frame' }), false);
+  // Not for an owner the rules hold by page-started loads (drivenRules).
+  assert.deepEqual(aheadRules({ ...pol, guardsLoads: false }, [1, 2], 100), []);
+});
+
 test('drivenRules hold only the main frame of the owner\'s tabs, none without tabs', () => {
   const pol = { sharedOnly: false, domains: ['127.0.0.1'] };
   assert.deepEqual(drivenRules(pol, [1, 2], 100), []);
