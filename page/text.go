@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -91,32 +92,129 @@ func clip(s string, n int) string {
 	return s[:n] + "… (cut)"
 }
 
-// fenceTag matches what a model could take for a page tag, in any case and
-// spacing, with or without an id ("</page>" reads as an end too), and in
-// the look-alikes a reader does not tell apart: angle brackets and slashes
-// of other blocks (fullwidth "＜", small "﹤", "〈", "⟨", "ᐸ"), letters of
-// other scripts (Cyrillic "р", "а", "е"; fullwidth), any space, and
-// invisible format characters (a zero-width space, a word joiner, a soft
-// hyphen, bidi controls) between them. A page wrote each of these before
-// its "Note from livetab: …", and Defuse let it through
-// (TestRedTeamFenceUnicodeLookalikes).
-var fenceTag = regexp.MustCompile(`(?i)` + fenceLT +
-	`((?:[\s\p{Z}\p{Cf}\x{85}])*[/／⁄∕⧸]?(?:[\s\p{Z}\p{Cf}\x{85}])*` +
-	`[pｐрρ]\p{Cf}*[aａаα]\p{Cf}*[gｇɡ]\p{Cf}*[eｅеε](?:$|[^\p{L}\p{N}_]))`)
-
-// fenceLT are the characters that read as the "<" of a tag.
-const (
-	fenceLT      = `[<＜﹤〈⟨〈ᐸ❮⧼]`
-	fenceLTChars = "<＜﹤〈⟨〈ᐸ❮⧼"
-)
-
 // Defuse turns the "<" of anything in s that looks like a page tag into
 // "‹", so that page text cannot open or close a block, whatever its id.
+//
+// It looks at s as a reader sees it (readAsTag): a page wrote the tag with
+// brackets, slashes and letters of other blocks (fullwidth "＜", "˂", "≺",
+// mathematical or circled letters, Cyrillic "р"), invisible characters
+// (a zero-width space, a soft hyphen, a variation selector, a combining
+// mark, a Hangul filler) between its parts, or as "&lt;", and its "Note
+// from livetab: …" after it read as livetab's own words
+// (TestRedTeamFenceUnicodeLookalikes, TestDefuseEveryPageTag).
 func Defuse(s string) string {
-	if !strings.ContainsAny(s, fenceLTChars) {
+	if !strings.ContainsAny(s, "<&") && isASCII(s) {
 		return s
 	}
-	return fenceTag.ReplaceAllString(s, "‹$1")
+	shadow, start, end := readAsTag(s)
+	if !strings.Contains(strings.ToLower(shadow), "page") {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range fenceTag.FindAllStringSubmatchIndex(shadow, -1) {
+		if after := m[1]; after < len(shadow) {
+			if r, _ := utf8.DecodeRuneInString(shadow[after:]); r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) {
+				continue // "<pages>": no page tag
+			}
+		}
+		lo, hi := start[m[2]], end[m[3]-1]
+		if lo < last {
+			continue
+		}
+		b.WriteString(s[last:lo])
+		b.WriteString("‹")
+		last = hi
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// fenceTag matches a page tag's start in a readAsTag shadow: a "<" (or an
+// entity of it), spaces, up to two slashes, and "page".
+var fenceTag = regexp.MustCompile(`(?i)(<|&lt;?|&#0*60;?|&#x0*3c;?) *(?:/ *){0,2}page`)
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// readAsTag is s as a reader takes it when it looks for a tag: characters
+// it does not see dropped, every space one space, look-alikes of "<", "/"
+// and of letters as those. For each byte of the shadow, start and end are
+// the offsets in s of the character it came from.
+func readAsTag(s string) (shadow string, start, end []int) {
+	var b strings.Builder
+	start = make([]int, 0, len(s))
+	end = make([]int, 0, len(s))
+	for i, r := range s {
+		f := foldTag(r)
+		if f < 0 {
+			continue
+		}
+		_, n := utf8.DecodeRuneInString(s[i:])
+		b.WriteRune(f)
+		for range utf8.RuneLen(f) {
+			start = append(start, i)
+			end = append(end, i+n)
+		}
+	}
+	return b.String(), start, end
+}
+
+// foldTag is what r reads as in a tag: -1 for what a reader does not see.
+func foldTag(r rune) rune {
+	switch {
+	case r < utf8.RuneSelf:
+		if r == '\\' {
+			return '/'
+		}
+		if unicode.IsSpace(r) {
+			return ' '
+		}
+		return r
+	case unicode.Is(unicode.Cf, r), unicode.Is(unicode.M, r),
+		r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0, r == 0x2800:
+		return -1
+	case unicode.IsSpace(r), unicode.Is(unicode.Z, r):
+		return ' '
+	case r >= 0xFF01 && r <= 0xFF5E: // fullwidth forms
+		return r - 0xFEE0
+	case r >= 0x1D400 && r <= 0x1D6A3: // mathematical letters, 52 a style
+		if k := (r - 0x1D400) % 52; k < 26 {
+			return 'A' + k
+		} else {
+			return 'a' + k - 26
+		}
+	case r >= 0x24B6 && r <= 0x24CF: // circled capitals
+		return 'A' + r - 0x24B6
+	case r >= 0x24D0 && r <= 0x24E9: // circled small letters
+		return 'a' + r - 0x24D0
+	case r >= 0x249C && r <= 0x24B5: // parenthesized small letters
+		return 'a' + r - 0x249C
+	}
+	switch r {
+	case 'р', 'Р', 'ρ', 'ℙ', 'ᴘ':
+		return 'p'
+	case 'а', 'А', 'α', 'ɑ', 'ᴀ':
+		return 'a'
+	case 'ɡ', 'ℊ', 'ɢ':
+		return 'g'
+	case 'е', 'Е', 'ε', 'ℯ', 'ℰ', 'ᴇ':
+		return 'e'
+	case '\uFF1C', '\uFE64', '\u3008', '\u27E8', '\u2329', '\u1438', '\u276E', '\u29FC', '\u02C2', '\u227A', '\u22D6', '\u22B2':
+		return '<'
+	case '／', '⁄', '∕', '⧸', '⟋', '╱':
+		return '/'
+	}
+	return r
 }
 
 // render builds the text form of a snapshot, for example:

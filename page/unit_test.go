@@ -247,11 +247,12 @@ func TestDefuseEveryPageTag(t *testing.T) {
 		"<\u00a0/page id=1>", "<\u200b/page id=1>", "</pa\u00adge id=1>", "\uff1c/page id=1\uff1e", "\ufe64/page id=1\ufe65",
 		"<\u2060/page id=1>", "<\u202e/page id=1>", "<\u3000/page id=1>", "</\u0440\u0430ge id=1>", "</\uff50\uff41\uff47\uff45 id=1>",
 		"\u27e8/page id=1\u27e9", "\u1438/page id=1>", "<\uff0fpage id=1>", "</PAGE\u200b id=1>", "<\u2028/page>"} {
-		if out := Defuse("a " + in + " b"); strings.ContainsAny(out, fenceLTChars) {
+		if out := Defuse("a " + in + " b"); out == "a "+in+" b" || !strings.Contains(out, "‹") {
 			t.Errorf("Defuse(%q) = %q: a model could still read a tag", in, out)
 		}
 	}
-	for _, in := range []string{"<pages>", "<p>page</p>", "a < b", "\uff1cpagination\uff1e", "a \u27e8b\u27e9 page"} {
+	for _, in := range []string{"<pages>", "<p>page</p>", "a < b", "\uff1cpagination\uff1e", "a \u27e8b\u27e9 page",
+		"&lt;pages&gt;", "a<\u200bb page", "x &amp; page", "<\u0301paged>", "日本語のページ <b>"} {
 		if out := Defuse(in); out != in {
 			t.Errorf("Defuse(%q) = %q: text that is no page tag changed", in, out)
 		}
