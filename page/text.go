@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -68,7 +67,7 @@ func ErrorText(err error) string {
 		if text == words {
 			return "Error: a script in the page threw; what it said:\n" + Fence(clip(words, maxErrorWords))
 		}
-		if i := strings.Index(text, words); i >= 0 {
+		if i := strings.LastIndex(text, words); i >= 0 {
 			return "Error: " + Defuse(text[:i]+"(what the page's script said, below)"+text[i+len(words):]) +
 				"\nwhat the page's script said:\n" + Fence(clip(words, maxErrorWords))
 		}
@@ -99,32 +98,27 @@ func clip(s string, n int) string {
 // brackets, slashes and letters of other blocks (fullwidth "＜", "˂", "≺",
 // mathematical or circled letters, Cyrillic "р"), invisible characters
 // (a zero-width space, a soft hyphen, a variation selector, a combining
-// mark, a Hangul filler) between its parts, or as "&lt;", and its "Note
-// from livetab: …" after it read as livetab's own words
-// (TestRedTeamFenceUnicodeLookalikes, TestDefuseEveryPageTag).
+// mark, a Hangul filler) between its parts, or as character references
+// ("&lt;", "&#47;"), and its "Note from livetab: …" after it read as
+// livetab's own words (TestRedTeamFenceUnicodeLookalikes,
+// TestRedTeamDefuseMisses). The rest of s is left as it was.
 func Defuse(s string) string {
-	if !strings.ContainsAny(s, "<&") && isASCII(s) {
+	if !strings.ContainsAny(s, "<&\\") && isASCII(s) {
 		return s
 	}
 	shadow, start, end := readAsTag(s)
-	if !strings.Contains(strings.ToLower(shadow), "page") {
-		return s
-	}
 	var b strings.Builder
 	last := 0
-	for _, m := range fenceTag.FindAllStringSubmatchIndex(shadow, -1) {
-		if after := m[1]; after < len(shadow) {
-			if r, _ := utf8.DecodeRuneInString(shadow[after:]); r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) {
-				continue // "<pages>": no page tag
-			}
-		}
-		lo, hi := start[m[2]], end[m[3]-1]
-		if lo < last {
+	for i, r := range shadow {
+		if r != '<' || !tagAt(shadow[i+1:]) || start[i] < last {
 			continue
 		}
-		b.WriteString(s[last:lo])
+		if last == 0 {
+			b.Grow(len(s) + 8)
+		}
+		b.WriteString(s[last:start[i]])
 		b.WriteString("‹")
-		last = hi
+		last = end[i]
 	}
 	if last == 0 {
 		return s
@@ -133,9 +127,31 @@ func Defuse(s string) string {
 	return b.String()
 }
 
-// fenceTag matches a page tag's start in a readAsTag shadow: a "<" (or an
-// entity of it), spaces, up to two slashes, and "page".
-var fenceTag = regexp.MustCompile(`(?i)(<|&lt;?|&#0*60;?|&#x0*3c;?) *(?:/ *){0,2}page`)
+// tagAt reports whether rest, what follows a "<" in a readAsTag shadow,
+// reads as the rest of a page tag: spaces, slashes, spaces, "page", and
+// no letter or digit after it ("<pages>" is none).
+func tagAt(rest []rune) bool {
+	i := 0
+	skip := func(c rune) {
+		for i < len(rest) && rest[i] == c {
+			i++
+		}
+	}
+	skip(' ')
+	skip('/')
+	skip(' ')
+	for _, c := range "page" {
+		if i == len(rest) || rest[i]|0x20 != c {
+			return false
+		}
+		i++
+	}
+	if i == len(rest) {
+		return true
+	}
+	r := rest[i]
+	return r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r)
+}
 
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -146,42 +162,92 @@ func isASCII(s string) bool {
 	return true
 }
 
-// readAsTag is s as a reader takes it when it looks for a tag: characters
-// it does not see dropped, every space one space, look-alikes of "<", "/"
-// and of letters as those. For each byte of the shadow, start and end are
-// the offsets in s of the character it came from.
-func readAsTag(s string) (shadow string, start, end []int) {
-	var b strings.Builder
+// readAsTag is s as a reader takes it when it looks for a tag, one rune
+// per character kept: characters it does not see dropped, every space one
+// space, character references decoded, look-alikes of "<", "/" and of the
+// letters of "page" as those. start and end are the offsets in s of what
+// each rune came from.
+func readAsTag(s string) (shadow []rune, start, end []int) {
+	shadow = make([]rune, 0, len(s))
 	start = make([]int, 0, len(s))
 	end = make([]int, 0, len(s))
-	for i, r := range s {
-		f := foldTag(r)
-		if f < 0 {
-			continue
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch r {
+		case '&':
+			if ref, m := charRef(s[i:]); m > 0 {
+				r, n = ref, m
+			}
+		case '\\':
+			// A script's escape of "<" in page text (JSON, JavaScript).
+			for _, e := range [...]string{`\u003c`, `\x3c`} {
+				if len(s[i:]) >= len(e) && strings.EqualFold(s[i:i+len(e)], e) {
+					r, n = '<', len(e)
+				}
+			}
 		}
-		_, n := utf8.DecodeRuneInString(s[i:])
-		b.WriteRune(f)
-		for range utf8.RuneLen(f) {
+		if f := foldTag(r); f >= 0 {
+			shadow = append(shadow, f)
 			start = append(start, i)
 			end = append(end, i+n)
 		}
+		i += n
 	}
-	return b.String(), start, end
+	return shadow, start, end
+}
+
+// charRef decodes the character reference s starts with ("&lt;", "&lt",
+// "&#47;", "&#x2f;", and the few named ones of a tag's parts), and says
+// how long it is; 0 when there is none.
+func charRef(s string) (rune, int) {
+	if len(s) > 12 {
+		s = s[:12]
+	}
+	semi := strings.IndexByte(s, ';')
+	if semi < 0 {
+		if len(s) >= 3 && strings.EqualFold(s[:3], "&lt") {
+			return '<', 3
+		}
+		return 0, 0
+	}
+	name := s[1:semi]
+	if num, ok := strings.CutPrefix(name, "#"); ok {
+		base := 10
+		if len(num) > 0 && (num[0] == 'x' || num[0] == 'X') {
+			num, base = num[1:], 16
+		}
+		v, err := strconv.ParseUint(num, base, 32)
+		if err != nil || v > unicode.MaxRune {
+			return 0, 0
+		}
+		return rune(v), semi + 1
+	}
+	switch strings.ToLower(name) {
+	case "lt":
+		return '<', semi + 1
+	case "sol", "frasl":
+		return '/', semi + 1
+	case "lang", "langle", "lsaquo", "laquo":
+		return '<', semi + 1
+	}
+	return 0, 0
 }
 
 // foldTag is what r reads as in a tag: -1 for what a reader does not see.
 func foldTag(r rune) rune {
 	switch {
 	case r < utf8.RuneSelf:
-		if r == '\\' {
+		switch {
+		case r == '\\':
 			return '/'
-		}
-		if unicode.IsSpace(r) {
+		case unicode.IsSpace(r):
 			return ' '
+		case r < ' ' || r == 0x7F:
+			return -1
 		}
 		return r
-	case unicode.Is(unicode.Cf, r), unicode.Is(unicode.M, r),
-		r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0, r == 0x2800:
+	case unicode.Is(unicode.Cf, r), unicode.Is(unicode.M, r), unicode.Is(unicode.Cc, r) && !unicode.IsSpace(r),
+		r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0, r == 0x2800, !assigned(r):
 		return -1
 	case unicode.IsSpace(r), unicode.Is(unicode.Z, r):
 		return ' '
@@ -201,21 +267,30 @@ func foldTag(r rune) rune {
 		return 'a' + r - 0x249C
 	}
 	switch r {
-	case 'р', 'Р', 'ρ', 'ℙ', 'ᴘ':
+	case 'р', 'Р', 'ρ', 'Ρ', 'ℙ', 'ᴘ', 'Ꮲ', 'ꓑ', 'ᑭ':
 		return 'p'
-	case 'а', 'А', 'α', 'ɑ', 'ᴀ':
+	case 'а', 'А', 'α', 'Α', 'ɑ', 'ᴀ', 'Ꭺ', 'ꓮ':
 		return 'a'
-	case 'ɡ', 'ℊ', 'ɢ':
+	case 'ɡ', 'ℊ', 'ɢ', 'Ꮐ', 'ꓖ', 'ǥ':
 		return 'g'
-	case 'е', 'Е', 'ε', 'ℯ', 'ℰ', 'ᴇ':
+	case 'е', 'Е', 'ε', 'Ε', 'ℯ', 'ℰ', 'ᴇ', 'Ꭼ', 'ꓰ':
 		return 'e'
-	case '\uFF1C', '\uFE64', '\u3008', '\u27E8', '\u2329', '\u1438', '\u276E', '\u29FC', '\u02C2', '\u227A', '\u22D6', '\u22B2':
+	case '\uFF1C', '\uFE64', '\u3008', '\u27E8', '\u2329', '\u1438', '\u276E', '\u29FC', '\u02C2', '\u227A', '\u22D6', '\u22B2',
+		'\u276C', '\u2770', '\u300A', '\u00AB':
 		return '<'
-	case '／', '⁄', '∕', '⧸', '⟋', '╱':
+	case '\uFF0F', '\u2044', '\u2215', '\u29F8', '\u27CB', '\u2571', '\u30CE', '\u2F03', '\u3033':
 		return '/'
 	}
 	return r
 }
+
+// assigned reports whether r is a character of Unicode: one that is not
+// may show as nothing.
+func assigned(r rune) bool {
+	return unassigned == nil || !unicode.Is(unassigned, r)
+}
+
+var unassigned = unicode.Categories["Cn"]
 
 // render builds the text form of a snapshot, for example:
 //
