@@ -555,21 +555,33 @@ func (b *Bridge) serveExtension(w http.ResponseWriter, r *http.Request) {
 // Bounds of the connections that have not paired yet.
 const (
 	// handshakeReadLimit bounds a message before pairing: a hello (a few
-	// names and the ids of the tabs the debugger holds) or a proof.
-	handshakeReadLimit = 256 << 10
-	// maxHandshakes is how many connections may be pairing at once. Past
-	// it one goes, not the newest: a program that kept that many open
-	// could otherwise keep the extension out for good.
-	maxHandshakes = 64
+	// names and the ids of the tabs the debugger holds, 40 KB for 5,000
+	// tabs) or a proof.
+	handshakeReadLimit = 64 << 10
+	// maxHandshakes is how many connections may be pairing at once (at
+	// most 64 MiB of messages on their way). Past it one goes, not the
+	// newest: a program that kept that many open could otherwise keep the
+	// extension out for good. So many that a program must open tens of
+	// thousands a second to close the extension's within its few
+	// milliseconds of pairing: one process that sent hellos and stalled,
+	// redialing at once, reached 4,300 a second and, with 64, kept the
+	// extension out (TestRedTeamHelloFlood).
+	maxHandshakes = 1024
 )
 
 // shake is a connection pairing.
 type shake struct {
-	ws    *websocket.Conn
-	hello bool // its hello came (the extension sends it at once)
+	ws      *websocket.Conn
+	helloAt time.Time // when its hello came (the extension sends it at once)
 }
 
-// startShake notes ws as pairing; past maxHandshakes it closes the oldest
+// proofWait is how long after its hello a pairing connection counts as
+// stalled, first to go past maxHandshakes: the extension answers the
+// challenge in milliseconds.
+const proofWait = time.Second
+
+// startShake notes ws as pairing; past maxHandshakes it closes, of the
+// others, the oldest stalled past its hello (proofWait), else the oldest
 // that has not sent its hello, else the oldest. The extension sends its
 // hello as it connects and its proof as the challenge comes, so it stays
 // through a flood of connections that send nothing: one program opening
@@ -581,12 +593,24 @@ func (b *Bridge) startShake(ws *websocket.Conn) *shake {
 	b.shaking = append(b.shaking, sh)
 	var old *shake
 	if len(b.shaking) > maxHandshakes {
-		i := 0
-		for j, x := range b.shaking {
-			if !x.hello {
-				i = j
+		// Never the newcomer, which cannot have sent anything yet: with
+		// every older one past its hello (a program that sends hellos and
+		// stalls), the extension's connection went as it came.
+		older := b.shaking[:len(b.shaking)-1]
+		i, now := -1, time.Now()
+		for j, x := range older {
+			if !x.helloAt.IsZero() && now.Sub(x.helloAt) > proofWait {
+				i = j // challenged and stalled: the extension answers at once
 				break
 			}
+		}
+		for j, x := range older {
+			if i < 0 && x.helloAt.IsZero() {
+				i = j
+			}
+		}
+		if i < 0 {
+			i = 0
 		}
 		old = b.shaking[i]
 		b.shaking = append(b.shaking[:i], b.shaking[i+1:]...)
@@ -602,7 +626,7 @@ func (b *Bridge) startShake(ws *websocket.Conn) *shake {
 // helloCame notes that sh's hello came.
 func (b *Bridge) helloCame(sh *shake) {
 	b.mu.Lock()
-	sh.hello = true
+	sh.helloAt = time.Now()
 	b.mu.Unlock()
 }
 
