@@ -526,12 +526,13 @@ func (c *Client) refuseHistoryEntry(m *cdproto.Message, t *tab, sid string) bool
 
 // closeParams closes t, c's own tab or popup, for c: quietly when c's
 // policy holds its tabs' requests, so that the page's unload runs none of
-// its scripts, and past its page's "Leave site?" unless the person opened
-// it (personsPopup).
+// its scripts, and past its page's "Leave site?"; a tab the person opened
+// (personsPopup) neither: its question is the person's.
 func (c *Client) closeParams(t *tab) wire.CloseTabParams {
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
-	return wire.CloseTabParams{TabID: t.id, Quiet: c.pol.holdsTabs(), Leave: !t.personsPopup()}
+	persons := t.personsPopup()
+	return wire.CloseTabParams{TabID: t.id, Quiet: c.pol.holdsTabs() && !persons, Leave: !persons}
 }
 
 // personsPopup reports whether t is a tab the person opened from a link of

@@ -79,7 +79,7 @@ func (r *Relay) closeCreated(c *Client) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				p.Quiet = quiet
+				p.Quiet = quiet && p.Leave // a tab the person opened keeps its question
 				r.b.Call(ctx, wire.CloseTab, 0, p)
 			}()
 		}

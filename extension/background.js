@@ -190,7 +190,8 @@ function refreshRules() {
         // open; not in the tabs a person shared.
         const notAhead = ids.filter((x) => !born.has(x) && !maybe.has(x) && !(mine.has(x) && (created.has(x) || holding.has(x))));
         if (notAhead.length < ids.length) {
-          const ahead = aheadRules(pol, notAhead, id);
+          const own = ids.filter((x) => mine.has(x) && (created.has(x) || holding.has(x)));
+          const ahead = aheadRules(pol, notAhead, id, own);
           id += ahead.length;
           rules = rules.concat(ahead);
         }

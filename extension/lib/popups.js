@@ -141,13 +141,18 @@ export function drivenRules(pol, otherTabIds, firstId) {
  * @param {Policy} pol
  * @param {number[]} excludedTabIds the tabs the rules leave alone
  * @param {number} firstId
+ * @param {number[]} [ownTabIds] the tabs the owner opened
  * @returns {Rule[]}
  */
-export function aheadRules(pol, excludedTabIds, firstId) {
+export function aheadRules(pol, excludedTabIds, firstId, ownTabIds = []) {
   // Outside the domains too, for an owner that guards its loads: Chrome
   // serves the later navigation from what it fetched ahead, which the
   // guard's Fetch never sees either (TestRedTeamPrerenderActivationOutsideTheDomains).
-  const outside = pol.guardsLoads ? domainRules(pol, excludedTabIds, firstId, ['main_frame'], true) : [];
+  // Only in the tabs the owner opened, named: rules that leave out the
+  // tabs listed at the last refresh held every new tab's first load,
+  // the person's too, outside the owner's domains.
+  const outside = pol.guardsLoads && ownTabIds.length
+    ? domainRules(pol, [], firstId, ['main_frame'], true, ownTabIds) : [];
   return outside.concat(privateAheadRules(pol, excludedTabIds, firstId + outside.length));
 }
 
@@ -325,7 +330,7 @@ function holdRules(pol, excludedTabIds, firstId, types, documents = true) {
  * @param {string[]} types
  * @returns {Rule[]}
  */
-function domainRules(pol, excludedTabIds, firstId, types, ahead = false) {
+function domainRules(pol, excludedTabIds, firstId, types, ahead = false, tabIds = /** @type {number[]} */ ([])) {
   if (!pol.domains.length || pol.domains.some((d) => d.trim() === '*')) return [];
   const domains = [...new Set(pol.domains.map(dnrDomain).filter((d) => d !== ''))];
   // initiatorDomains keeps the rules off navigations no page started (the
@@ -336,7 +341,8 @@ function domainRules(pol, excludedTabIds, firstId, types, ahead = false) {
   // Ahead (aheadRules): the loads no page of the domains started instead;
   // those a page started stay the guard's, which aborts them.
   const base = { resourceTypes: types, [ahead ? 'excludedInitiatorDomains' : 'initiatorDomains']: domains };
-  if (excludedTabIds.length) base.excludedTabIds = excludedTabIds;
+  if (tabIds.length) base.tabIds = tabIds;
+  else if (excludedTabIds.length) base.excludedTabIds = excludedTabIds;
   /** @type {Rule[]} */
   const rules = [];
   let id = firstId;

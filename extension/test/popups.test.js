@@ -173,9 +173,13 @@ test('aheadRules hold a guarding owner\'s pages fetched ahead to its domains', (
   // Chrome's prefetch ahead of a prerender: a main-frame request of the tab
   // that no page started, which the guard's Fetch never sees.
   const pol = { sharedOnly: false, domains: ['a.localhost'], guardsLoads: true };
-  const rules = aheadRules(pol, [1, 2], 100);
+  const rules = aheadRules(pol, [1, 2], 100, [3]);
   assert.equal(blocked(rules, { url: 'http://b.localhost:9/secret', tabId: 3, type: 'main_frame' }), true);
   assert.equal(blocked(rules, { url: 'http://b.localhost:9/secret', tabId: 1, type: 'main_frame' }), false, 'a tab left out');
+  // A tab opened since the rules were made (the person's new tab, its
+  // first load, no initiator): not the owner's.
+  assert.equal(blocked(rules, { url: 'http://b.localhost:9/', tabId: 7, type: 'main_frame' }), false, 'a new tab');
+  assert.deepEqual(aheadRules(pol, [1, 2], 100), [], 'no tab of the owner\'s');
   // Its domains, and a page's own location change (the guard aborts it).
   assert.equal(blocked(rules, { url: 'http://a.localhost:9/', tabId: 3, type: 'main_frame' }), false);
   assert.equal(blocked(rules, { url: 'http://b.localhost:9/', initiator: 'a.localhost', tabId: 3, type: 'main_frame' }), false);
