@@ -3,10 +3,10 @@ package bridge_test
 import (
 	"context"
 	"errors"
-	"sync"
-	"sync/atomic"
 	"net"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
