@@ -68,7 +68,7 @@ func (b *Bridge) pair(ctx context.Context, c *extConn) (*wire.HelloParams, error
 func (b *Bridge) readHandshake(ctx context.Context, c *extConn, method string, f *wire.Frame, v any) error {
 	typ, data, err := c.ws.Read(ctx)
 	if err != nil {
-		b.log.Warn("extension sent no "+method, "err", err)
+		b.log.Debug("extension sent no "+method, "err", err) // a flood of other programs logs nothing here
 		c.ws.Close(wire.CloseBadHello, "livetab: expected "+method)
 		return err
 	}

@@ -239,6 +239,10 @@ func (a *action) stillThere(ref Ref, pt pointRes) error {
 		why = "a press there would land on " + hit.By
 	} else if _, err := a.point(ref, pointOpts{Enabled: true, Scroll: new(false)}); err != nil {
 		why = err.Error()
+		var said interface{ Words() string }
+		if errors.As(err, &said) && said.Words() != "" {
+			why = "a script of the page threw" // its words are the page's, unfenced here
+		}
 	} else {
 		return nil
 	}

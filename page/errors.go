@@ -122,6 +122,13 @@ func (e *DialogOpenError) Is(target error) bool { return target == ErrDialogOpen
 // contextGone reports whether a CDP error says that the JavaScript context or
 // object the call used is gone, which happens when the document was
 // replaced; page also reloads its library after a value too deep to return.
+//
+// A script's exception is not: its words are the page's, which can say
+// "Execution context was destroyed" as well as Chrome.
 func contextGone(err error) bool {
+	var said interface{ Words() string }
+	if errors.As(err, &said) && said.Words() != "" {
+		return false
+	}
 	return inpage.Navigated(err) || err != nil && strings.Contains(err.Error(), "Object reference chain is too long")
 }

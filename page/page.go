@@ -595,20 +595,20 @@ func (p *Page) end(a *action, err error) error {
 	case errors.Is(cause, ErrTabClosed):
 		return cause
 	case a.caller.Err() != nil:
-		return fmt.Errorf("%w (%v)", a.caller.Err(), err)
+		return fmt.Errorf("%w (%w)", a.caller.Err(), err)
 	case errors.Is(err, chromedp.ErrTargetDetached):
-		return fmt.Errorf("tab %s: %w: %v", a.t.id, ErrTabClosed, err)
+		return fmt.Errorf("tab %s: %w: %w", a.t.id, ErrTabClosed, err)
 	case errors.Is(cause, context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 		var ee *ElementError
 		if errors.As(err, &ee) {
 			return err
 		}
 		if !a.t.answers() {
-			return fmt.Errorf("%w after %v: %v; tab %s answers nothing, not even a one-line script: a script of its page never lets go of it, and a navigation there waits behind it too; open the page in a new tab, and close this one", ErrTimeout, a.limit, err, a.t.id)
+			return fmt.Errorf("%w after %v: %w; tab %s answers nothing, not even a one-line script: a script of its page never lets go of it, and a navigation there waits behind it too; open the page in a new tab, and close this one", ErrTimeout, a.limit, err, a.t.id)
 		}
-		return fmt.Errorf("%w after %v: %v; the page may be busy, try again or take a snapshot", ErrTimeout, a.limit, err)
+		return fmt.Errorf("%w after %v: %w; the page may be busy, try again or take a snapshot", ErrTimeout, a.limit, err)
 	case contextGone(err):
-		return fmt.Errorf("%w: %v; take a new snapshot", ErrNavigated, err)
+		return fmt.Errorf("%w: %w; take a new snapshot", ErrNavigated, err)
 	}
 	return err
 }
