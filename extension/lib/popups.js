@@ -151,7 +151,12 @@ export function aheadRules(pol, excludedTabIds, firstId, ownTabIds = []) {
   // Only in the tabs the owner opened, named: rules that leave out the
   // tabs listed at the last refresh held every new tab's first load,
   // the person's too, outside the owner's domains.
-  const outside = pol.guardsLoads && ownTabIds.length
+  // A domain named as a CIDR range or an IPv6 literal has no DNR domain to
+  // leave out: the rules would block the owner's own loads of it, which
+  // have no initiator (TestRedTeamAllowedIPv6AndCIDRNavigate), so there
+  // are none.
+  const unnamed = pol.domains.some((d) => d.trim() !== '*' && dnrDomain(d) === '');
+  const outside = pol.guardsLoads && ownTabIds.length && !unnamed
     ? domainRules(pol, [], firstId, ['main_frame'], true, ownTabIds) : [];
   return outside.concat(privateAheadRules(pol, excludedTabIds, firstId + outside.length));
 }

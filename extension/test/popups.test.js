@@ -180,6 +180,10 @@ test('aheadRules hold a guarding owner\'s pages fetched ahead to its domains', (
   // first load, no initiator): not the owner's.
   assert.equal(blocked(rules, { url: 'http://b.localhost:9/', tabId: 7, type: 'main_frame' }), false, 'a new tab');
   assert.deepEqual(aheadRules(pol, [1, 2], 100), [], 'no tab of the owner\'s');
+  // A range or an IPv6 address among the domains: none, which would block
+  // the owner's own loads of it.
+  assert.deepEqual(aheadRules({ ...pol, domains: ['a.localhost', '::1'] }, [1, 2], 100, [3]), []);
+  assert.deepEqual(aheadRules({ ...pol, domains: ['a.localhost', '127.0.0.4/30'] }, [1, 2], 100, [3]), []);
   // Its domains, and a page's own location change (the guard aborts it).
   assert.equal(blocked(rules, { url: 'http://a.localhost:9/', tabId: 3, type: 'main_frame' }), false);
   assert.equal(blocked(rules, { url: 'http://b.localhost:9/', initiator: 'a.localhost', tabId: 3, type: 'main_frame' }), false);
