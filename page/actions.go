@@ -10,6 +10,8 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/livetab/livetab/internal/inpage"
 )
 
 // run runs f as one action on the current tab and returns its summary for a
@@ -239,8 +241,7 @@ func (a *action) stillThere(ref Ref, pt pointRes) error {
 		why = "a press there would land on " + hit.By
 	} else if _, err := a.point(ref, pointOpts{Enabled: true, Scroll: new(false)}); err != nil {
 		why = err.Error()
-		var said interface{ Words() string }
-		if errors.As(err, &said) && said.Words() != "" {
+		if inpage.WordsOf(err) != "" {
 			why = "a script of the page threw" // its words are the page's, unfenced here
 		}
 	} else {

@@ -126,8 +126,7 @@ func (e *DialogOpenError) Is(target error) bool { return target == ErrDialogOpen
 // A script's exception is not: its words are the page's, which can say
 // "Execution context was destroyed" as well as Chrome.
 func contextGone(err error) bool {
-	var said interface{ Words() string }
-	if errors.As(err, &said) && said.Words() != "" {
+	if inpage.WordsOf(err) != "" {
 		return false
 	}
 	return inpage.Navigated(err) || err != nil && strings.Contains(err.Error(), "Object reference chain is too long")

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/livetab/livetab/internal/inpage"
 )
 
 // Untrusted page content in the text forms sits between these tags; the id
@@ -61,9 +63,7 @@ func ErrorText(err error) string {
 	if errors.As(err, &blocked) && blocked.URL != "" {
 		return "Error: " + Defuse(strings.ReplaceAll(text, blocked.URL, "(the URL below)")) + "\nthe URL that was blocked:\n" + Fence(blocked.URL)
 	}
-	var said interface{ Words() string }
-	if errors.As(err, &said) && said.Words() != "" {
-		words := said.Words()
+	if words := inpage.WordsOf(err); words != "" {
 		if text == words {
 			return "Error: a script in the page threw; what it said:\n" + Fence(clip(words, maxErrorWords))
 		}

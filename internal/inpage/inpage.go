@@ -167,6 +167,16 @@ func (e *PageWords) Error() string { return e.Doing + ": " + e.Said }
 // Words is what the page said.
 func (e *PageWords) Words() string { return e.Said }
 
+// WordsOf is the page's words err carries (an Exception, a library's "js"
+// answer, a PageWords), "" when none: a model must read them as page text.
+func WordsOf(err error) string {
+	var said interface{ Words() string }
+	if errors.As(err, &said) {
+		return said.Words()
+	}
+	return ""
+}
+
 // Threw is the error of a script that threw d while livetab was doing
 // what doing says.
 func Threw(doing string, d *runtime.ExceptionDetails) error {
