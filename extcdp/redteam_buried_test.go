@@ -135,6 +135,10 @@ func TestRedTeamBuriedTakesPersonsDownload(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Its page, loaded: under load 0.5 s was not enough (CI).
+			if _, err := u.Eval(ctx, person, `document.readyState === 'complete' || new Promise(r => onload = r)`); err != nil {
+				t.Fatal(err)
+			}
 			closeUserTab(t, person)
 			time.Sleep(500 * time.Millisecond)
 			// The program is done with its tab.
