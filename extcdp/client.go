@@ -570,7 +570,10 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 		case err != nil:
 			out.Error = &cdproto.Error{Code: -32000, Message: err.Error()}
 		case rep.Error != nil:
-			out.Error = withheld(m.Method, c.stoppedError(s, r.pausedError(workerGone(rep.Error))))
+			r.mu.Lock()
+			top := t.info.URL
+			r.mu.Unlock()
+			out.Error = withheld(m.Method, c.stoppedError(s, r.pausedError(workerGone(frameURLRefused(t, top, rep.Error)))))
 		case rep.Result == nil:
 			out.Result = emptyObject
 		default:
@@ -769,6 +772,8 @@ func attachError(t *tab, err error) error {
 	switch {
 	case strings.Contains(msg, "Another debugger"):
 		return fmt.Errorf("livetab: cannot attach to tab %d: another debugger holds it; close DevTools on tab %d and retry: %w", t.id, t.id, err)
+	case strings.Contains(msg, `Cannot access contents of url "`) && !strings.Contains(msg, `url "`+t.info.URL+`"`):
+		return fmt.Errorf("livetab: cannot attach to tab %d: %w", t.id, frameURLRefused(t, t.info.URL, &cdproto.Error{Code: -32000, Message: msg}))
 	case strings.Contains(msg, "Cannot access") || strings.Contains(msg, "Cannot attach"):
 		return fmt.Errorf("livetab: Chrome does not let extensions debug tab %d (%s): %w", t.id, t.info.URL, err)
 	}

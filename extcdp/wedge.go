@@ -391,3 +391,35 @@ func (c *Client) boundRun(t *tab, sid string, params jsonv2.Value) (cdproto.Meth
 	}
 	return cdproto.CommandRuntimeEvaluate, out, bound, nil
 }
+
+// A page can make its whole tab undebuggable by giving one of its frames a
+// URL an extension may not debug: chrome.debugger checks every frame's URL
+// before every command of the tab, and a srcdoc frame whose page set
+// location.hash = 'x' shows about:srcdoc#x, which fails that check (red
+// team: every command of every client refused with "Cannot access contents
+// of url …, Extension manifest must request permission to access this
+// host", until the frame navigates, is removed, or the tab reloads). No
+// command can undo it, since each is refused, so the relay says what
+// happened and what still works, instead of Chrome's words about the
+// manifest. docs/decisions/2026-11-23-chrome-debugger-inputs-emulated-or-refused.md.
+
+// frameURLRefused rewrites Chrome's refusal of a command on t because a
+// frame of t shows a URL extensions may not debug. top is t's page URL.
+func frameURLRefused(t *tab, top string, e *cdproto.Error) *cdproto.Error {
+	const pre = `Cannot access contents of url "`
+	i := strings.Index(e.Message, pre)
+	if i < 0 {
+		return e
+	}
+	u, _, ok := strings.Cut(e.Message[i+len(pre):], `"`)
+	if !ok || u == top {
+		return e
+	}
+	if len(u) > 200 {
+		u = u[:200] + "…"
+	}
+	return &cdproto.Error{Code: e.Code, Message: fmt.Sprintf(
+		"livetab: Chrome refuses every command on tab %d while a frame of its page shows %q, a URL no extension may debug (the page gave its frame that URL); "+
+			"the tab answers again once that frame navigates or is removed: close the tab (Target.closeTarget) if your program opened it, or ask the person to reload it (%s)",
+		t.id, u, e.Message)}
+}
