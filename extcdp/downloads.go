@@ -165,7 +165,7 @@ type downloadState struct {
 	// unsettled are the Livetab.downloadBlob downloads in flight or
 	// failed in the last minute (blobs.go).
 	unsettled []unsettled
-	// closed are programs' tabs that closed in the last linkTabWindow
+	// closed are programs' tabs that closed in the last buriedWindow
 	// with a behavior for their downloads (buryTab).
 	closed []closedTab
 }
@@ -188,6 +188,11 @@ type closedTab struct {
 // loop must not grow the relay.
 const maxClosedTabs = 64
 
+// buriedWindow is how long a closed tab's downloads may still begin: a
+// server may send a download's headers long after the click, and the
+// extension names the one tab that showed its page in the last minute.
+const buriedWindow = time.Minute
+
 // buryTab notes t, closing now, in closed when it is a program's own tab
 // (or its popup) whose downloads are denied or moved. It runs where a
 // tab closes (tabGone), and before a leaving client's sessions end (its
@@ -204,7 +209,7 @@ func (r *Relay) buryTab(t *tab) {
 	now := time.Now()
 	kept := d.closed[:0]
 	for _, g := range d.closed {
-		if g.id != t.id && now.Sub(g.at) <= linkTabWindow {
+		if g.id != t.id && now.Sub(g.at) <= buriedWindow {
 			kept = append(kept, g)
 		}
 	}
@@ -228,6 +233,24 @@ func (d *downloadState) closedTabOf(info wire.DownloadInfo, tabs map[int64]*tab)
 		return nil // no page to go by, or an open tab showed it
 	}
 	now := time.Now()
+	if len(info.RecentTabIDs) > 0 {
+		// The extension's word, which knows the tab's frames and every URL
+		// it showed: a page that changed its URL before it closed, or
+		// clicked in a frame, began a download of a page the tab did not
+		// show at its close (TestRedTeamDiesMidDownload). Only when one
+		// tab showed it: the person's tab that showed it too, even closed
+		// or left, keeps the download the person's.
+		if len(info.RecentTabIDs) != 1 {
+			return nil
+		}
+		for i := range d.closed {
+			g := &d.closed[i]
+			if g.id == info.RecentTabIDs[0] && now.Sub(g.at) <= buriedWindow && !startedBefore(info, now, g.at) {
+				return g
+			}
+		}
+		return nil
+	}
 	var found *closedTab
 	for i := range d.closed {
 		g := &d.closed[i]

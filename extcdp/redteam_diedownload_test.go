@@ -148,23 +148,37 @@ func TestRedTeamDiesMidDownload(t *testing.T) {
 		// selfClose: the page closes its own tab (window.close) right
 		// after its click.
 		selfClose bool
+		// how the page clicks: "" on its own page; "replace" then
+		// changes its URL (history.replaceState) before it closes;
+		// "frame" clicks in a frame of its own.
+		how string
 	}{
-		{"allow-stay-control", "allow", false, true, 0, 1500, "begun", false, false, false},
-		{"allow-dies", "allow", false, false, 0, 1500, "begun", false, false, false},
-		{"allowAndName-dies", "allowAndName", false, false, 0, 1500, "begun", false, false, false},
-		{"popup-allow-dies", "allow", true, false, 0, 1500, "begun", false, false, false},
-		{"session-allow-dies", "allow", false, false, 0, 1500, "begun", true, false, false},
-		{"session-allow-closes-tab", "allow", false, true, 0, 1500, "begun", true, true, false},
+		{"allow-stay-control", "allow", false, true, 0, 1500, "begun", false, false, false, ""},
+		{"allow-dies", "allow", false, false, 0, 1500, "begun", false, false, false, ""},
+		{"allowAndName-dies", "allowAndName", false, false, 0, 1500, "begun", false, false, false, ""},
+		{"popup-allow-dies", "allow", true, false, 0, 1500, "begun", false, false, false, ""},
+		{"session-allow-dies", "allow", false, false, 0, 1500, "begun", true, false, false, ""},
+		{"session-allow-closes-tab", "allow", false, true, 0, 1500, "begun", true, true, false, ""},
 		// Before Chrome has begun the download (its server is slow to
 		// send headers), the tab is closed: the download is of no tab
 		// when it begins. Each landed in the person's Downloads folder
 		// (2 of 2 runs, 2026-11-30): only a download joined to a tab
 		// heard a client's behavior.
-		{"allow-dies-before-begin", "allow", false, false, 1500, 300, "click", false, false, false},
-		{"deny-dies-before-begin", "deny", false, false, 1500, 300, "click", false, false, false},
-		{"session-allow-dies-before-begin", "allow", false, false, 1500, 300, "click", true, false, false},
-		{"allow-closes-tab-before-begin", "allow", false, true, 1500, 300, "click", false, true, false},
-		{"deny-page-closes-itself-before-begin", "deny", false, true, 1500, 300, "click", false, false, true},
+		{"allow-dies-before-begin", "allow", false, false, 1500, 300, "click", false, false, false, ""},
+		{"deny-dies-before-begin", "deny", false, false, 1500, 300, "click", false, false, false, ""},
+		{"session-allow-dies-before-begin", "allow", false, false, 1500, 300, "click", true, false, false, ""},
+		{"allow-closes-tab-before-begin", "allow", false, true, 1500, 300, "click", false, true, false, ""},
+		{"deny-page-closes-itself-before-begin", "deny", false, true, 1500, 300, "click", false, false, true, ""},
+		// A hostile page escaped the deny of the above: it changed its URL
+		// before closing, so the download's referrer was no longer the
+		// page the closed tab showed; or its click came from a frame,
+		// whose URL the tab never showed (1 of 1 each, 2026-11-30).
+		{"deny-page-replaces-url-closes-itself-before-begin", "deny", false, true, 1500, 300, "click", false, false, true, "replace"},
+		{"deny-frame-click-closes-itself-before-begin", "deny", false, true, 1500, 300, "click", false, false, true, "frame"},
+		// Or it sent its origin alone as the referrer, or its server sent
+		// the headers after the 10 s the relay kept a closed tab.
+		{"deny-origin-referrer-closes-itself-before-begin", "deny", false, true, 1500, 300, "click", false, false, true, "origin"},
+		{"deny-page-closes-itself-headers-after-12s", "deny", false, true, 12000, 300, "click", false, false, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stem := fmt.Sprintf("rt-die-%s-%d", tc.name, time.Now().UnixNano())
@@ -189,9 +203,18 @@ func TestRedTeamDiesMidDownload(t *testing.T) {
 			b.eval(sid, "document.readyState === 'complete' || new Promise(r => onload = r)")
 			before := unconfirmed()
 			url := fmt.Sprintf("/file/%s?hdr=%d&body=%d", name, tc.hdr, tc.body)
-			if tc.popup {
+			switch {
+			case tc.popup:
 				b.eval(sid, fmt.Sprintf("window.open(%q), 1", url))
-			} else {
+			case tc.how == "replace":
+				b.eval(sid, fmt.Sprintf(clickDownload, url))
+				b.eval(sid, "history.replaceState(null, '', '/elsewhere?x'), 1")
+			case tc.how == "origin":
+				b.eval(sid, strings.Replace(fmt.Sprintf(clickDownload, url), "a.download = '';", "a.download = ''; a.referrerPolicy = 'origin';", 1))
+			case tc.how == "frame":
+				b.eval(sid, `new Promise(r => { const f = document.createElement('iframe'); f.src = '/inner-frame'; f.onload = r; document.body.appendChild(f) }).then(() => 1)`)
+				b.eval(sid, fmt.Sprintf("document.querySelector('iframe').contentWindow.eval(%q)", fmt.Sprintf(clickDownload, url)))
+			default:
 				b.eval(sid, fmt.Sprintf(clickDownload, url))
 			}
 			if tc.selfClose {

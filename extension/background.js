@@ -15,7 +15,7 @@ import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
 import { parsePolicy, policyOwner } from './lib/policy.js';
 import { FIRST_RULE_ID, aheadRules, closedRules, drivenRules, mergedPrivateRules, popupRules, workerRules } from './lib/popups.js';
 import { commandRefusal, navigateRefusal, needsTabUrl } from './lib/unsafe.js';
-import { NewTabLoads, referrerTab } from './lib/loads.js';
+import { NewTabLoads, RecentPages, referrerTab } from './lib/loads.js';
 import { readActivity } from './lib/activity.js';
 
 /**
@@ -1799,7 +1799,10 @@ chrome.webNavigation.onBeforeNavigate.addListener((d) => {
 chrome.webNavigation.onCommitted.addListener((d) => {
   ownPageNavigation(d, true);
   if (d.frameId === 0) newTabLoads.committed(d.tabId);
+  recentPages.saw(d.tabId, d.frameId, d.url, Date.now());
 });
+chrome.webNavigation.onHistoryStateUpdated.addListener((d) => recentPages.saw(d.tabId, d.frameId, d.url, Date.now()));
+chrome.webNavigation.onReferenceFragmentUpdated.addListener((d) => recentPages.saw(d.tabId, d.frameId, d.url, Date.now()));
 
 chrome.webNavigation.onErrorOccurred.addListener((d) => {
   if (d.frameId !== 0 || !owners.size || !/ERR_BLOCKED_BY_CLIENT/.test(d.error) || retried.has(d.tabId)) return;
@@ -1866,6 +1869,7 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
 });
 
 chrome.tabs.onRemoved.addListener((tabId) => {
+  recentPages.closed(tabId, Date.now());
   ours.delete(tabId);
   if (holding.delete(tabId)) persistPolicies();
   for (const owner of orphaned) {
@@ -1903,6 +1907,16 @@ const newTabLoads = new NewTabLoads();
 /** @type {Map<number, number>} */
 const downloadSource = new Map();
 
+/** What each tab showed of late, closed tabs too (lib/loads.js). */
+const recentPages = new RecentPages();
+
+/**
+ * The tabs that showed the page each download was begun from in the last
+ * minute, when no open tab shows it, by chrome.downloads id.
+ * @type {Map<number, number[]>}
+ */
+const downloadRecentTabs = new Map();
+
 /**
  * The tab each download was begun from, by its referrer (lib/loads.js), by
  * chrome.downloads id.
@@ -1916,6 +1930,7 @@ const downloadReferrerTab = new Map();
 function downloadInfo(item) {
   const source = downloadSource.get(item.id);
   const from = downloadReferrerTab.get(item.id);
+  const recent = downloadRecentTabs.get(item.id);
   return {
     id: item.id,
     url: item.url,
@@ -1932,6 +1947,7 @@ function downloadInfo(item) {
     ...(item.error ? { error: item.error } : {}),
     ...(source !== undefined ? { sourceTabId: source } : {}),
     ...(from !== undefined ? { referrerTabId: from } : {}),
+    ...(recent?.length ? { recentTabIds: recent } : {}),
   };
 }
 
@@ -1968,6 +1984,9 @@ chrome.downloads.onCreated.addListener((item) => {
       if (tab !== undefined) {
         downloadReferrerTab.set(item.id, tab);
         if (downloadReferrerTab.size > 256) downloadReferrerTab.delete(downloadReferrerTab.keys().next().value ?? -1);
+      } else {
+        downloadRecentTabs.set(item.id, recentPages.tabsOf(item.referrer, Date.now()));
+        if (downloadRecentTabs.size > 256) downloadRecentTabs.delete(downloadRecentTabs.keys().next().value ?? -1);
       }
     }
     emit(notifyText('ext.download', downloadInfo(item)));

@@ -116,3 +116,152 @@ export function shows(referrer, url) {
   u.hash = '';
   return u.href === ref.href || (ref.pathname === '/' && !ref.search && u.origin === ref.origin);
 }
+
+/**
+ * The pages (top documents and frames) each tab showed in the last minute,
+ * closed tabs included. A download whose server is slow to answer begins
+ * after its page is gone: the page changed its URL (history.replaceState),
+ * the click came from one of its frames, or its tab closed. Such a
+ * download names a page no open tab shows, and a hostile page in a
+ * program's tab that denies downloads got its file into the person's
+ * Downloads folder that way (TestRedTeamDiesMidDownload). These are the
+ * tabs that showed its page of late; the relay takes the download for a
+ * program's closed tab only when that tab is the one.
+ */
+/**
+ * @typedef {{pages: Map<string, number>, current: Map<number, string>, spilled: Set<string>, closedAt?: number}} Tab
+ * pages: each page the tab showed, and when it last did; current: what
+ * each frame shows; spilled: the origins of pages forgotten past perTab (a
+ * page that changes its URL over and over to push its own out), each of
+ * which stands for any page of its origin.
+ */
+
+export class RecentPages {
+  /**
+   * @param {number} keepMs how long a page left, or a closed tab, counts
+   * @param {number} perTab pages kept per tab
+   * @param {number} maxTabs tabs kept
+   */
+  constructor(keepMs = 60_000, perTab = 32, maxTabs = 512) {
+    this.keepMs = keepMs;
+    this.perTab = perTab;
+    this.maxTabs = maxTabs;
+    /** @type {Map<number, Tab>} */
+    this.tabs = new Map();
+  }
+
+  /**
+   * A frame of a tab shows url from now on (frame 0: the tab's page, whose
+   * frames go with it).
+   * @param {number} tabId
+   * @param {number} frameId
+   * @param {string} url
+   * @param {number} now
+   */
+  saw(tabId, frameId, url, now) {
+    if (tabId < 0 || !url) return;
+    let t = this.tabs.get(tabId);
+    if (!t) {
+      t = { pages: new Map(), current: new Map(), spilled: new Set() };
+      this.tabs.set(tabId, t);
+      this.prune(now);
+    }
+    if (frameId === 0) {
+      this.left(t, now);
+    } else {
+      const old = t.current.get(frameId);
+      if (old !== undefined) this.note(t, old, now);
+    }
+    t.current.set(frameId, url);
+    this.note(t, url, now);
+  }
+
+  /**
+   * @param {number} tabId
+   * @param {number} now
+   */
+  closed(tabId, now) {
+    const t = this.tabs.get(tabId);
+    if (!t) return;
+    this.left(t, now);
+    t.closedAt = now;
+    this.prune(now);
+  }
+
+  /**
+   * The tabs, open or closed, that showed the page referrer names (or of
+   * its origin, for a referrer that is an origin alone) in the last keepMs.
+   * @param {string} referrer
+   * @param {number} now
+   * @returns {number[]}
+   */
+  tabsOf(referrer, now) {
+    /** @type {number[]} */
+    const found = [];
+    if (!referrer) return found;
+    for (const [id, t] of this.tabs) {
+      if (t.closedAt !== undefined && now - t.closedAt > this.keepMs) continue;
+      const showing = [...t.current.values()].some((u) => shows(referrer, u));
+      const showed =
+        showing ||
+        [...t.pages].some(([u, at]) => now - at <= this.keepMs && shows(referrer, u)) ||
+        [...t.spilled].some((o) => sameOrigin(referrer, o));
+      if (showed) found.push(id);
+    }
+    return found;
+  }
+
+  /**
+   * @param {Tab} t
+   * @param {number} now
+   */
+  left(t, now) {
+    for (const u of t.current.values()) this.note(t, u, now);
+    t.current.clear();
+  }
+
+  /**
+   * @param {Tab} t
+   * @param {string} url
+   * @param {number} now
+   */
+  note(t, url, now) {
+    t.pages.delete(url);
+    t.pages.set(url, now);
+    while (t.pages.size > this.perTab) {
+      const old = t.pages.keys().next().value ?? '';
+      t.pages.delete(old);
+      try {
+        if (t.spilled.size < this.perTab) t.spilled.add(new URL(old).origin);
+      } catch {
+        // not a URL: nothing to stand for
+      }
+    }
+  }
+
+  /**
+   * Forgets tabs closed long ago, and the oldest past maxTabs.
+   * @param {number} now
+   */
+  prune(now) {
+    for (const [id, t] of this.tabs) {
+      if (t.closedAt !== undefined && now - t.closedAt > this.keepMs) this.tabs.delete(id);
+    }
+    for (const id of this.tabs.keys()) {
+      if (this.tabs.size <= this.maxTabs) break;
+      this.tabs.delete(id);
+    }
+  }
+}
+
+/**
+ * @param {string} url
+ * @param {string} origin
+ */
+function sameOrigin(url, origin) {
+  try {
+    return new URL(url).origin === origin;
+  } catch {
+    return false;
+  }
+}

@@ -1,7 +1,7 @@
 // @ts-check
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LOAD_MS, MAX_LOADS, NewTabLoads, referrerTab } from '../lib/loads.js';
+import { LOAD_MS, MAX_LOADS, NewTabLoads, RecentPages, referrerTab } from '../lib/loads.js';
 
 test('a download is joined to the new tab that began to load its URL, once', () => {
   const loads = new NewTabLoads();
@@ -53,4 +53,39 @@ test('referrerTab names the one tab showing the referrer', () => {
   assert.equal(referrerTab('', pages), undefined);
   assert.equal(referrerTab('not a url', pages), undefined);
   assert.equal(referrerTab('http://127.0.0.1:8000/page', [...pages, { tabId: 5, url: 'http://127.0.0.1:8000/page' }]), undefined, 'two tabs show it');
+});
+
+test('RecentPages: the tabs that showed a page of late, closed ones too', () => {
+  const r = new RecentPages(60_000, 4, 8);
+  r.saw(1, 0, 'http://a.test/page', 0);
+  r.saw(1, 0, 'http://a.test/elsewhere?x', 100); // replaceState after the click
+  r.saw(2, 0, 'http://b.test/', 0);
+  r.saw(2, 5, 'http://a.test/inner', 0); // a frame of tab 2
+  assert.deepEqual(r.tabsOf('http://a.test/page', 200), [1]);
+  assert.deepEqual(r.tabsOf('http://a.test/inner', 200), [2]);
+  assert.deepEqual(r.tabsOf('http://a.test/', 200), [1, 2], 'an origin alone names every tab of the origin');
+  r.closed(1, 1000);
+  assert.deepEqual(r.tabsOf('http://a.test/page', 30_000), [1], 'a closed tab counts');
+  assert.deepEqual(r.tabsOf('http://a.test/page', 61_001), [], 'for a minute');
+  // A page left long ago no longer counts; one still shown does.
+  r.saw(3, 0, 'http://c.test/old', 0);
+  r.saw(3, 0, 'http://c.test/new', 1000);
+  assert.deepEqual(r.tabsOf('http://c.test/old', 62_000), []);
+  assert.deepEqual(r.tabsOf('http://c.test/new', 500_000), [3]);
+  // A frame's page is left when its top navigates.
+  r.saw(2, 0, 'http://b.test/next', 70_000);
+  assert.deepEqual(r.tabsOf('http://a.test/inner', 80_000), [2]);
+  assert.deepEqual(r.tabsOf('http://a.test/inner', 131_000), []);
+  assert.deepEqual(r.tabsOf('', 0), []);
+});
+
+test('RecentPages: a page that pushes its own out still names its tab, and the tabs stay bounded', () => {
+  const r = new RecentPages(60_000, 4, 8);
+  r.saw(1, 0, 'http://a.test/page', 0);
+  for (let i = 0; i < 40; i++) r.saw(1, 0, `http://a.test/spam${i}`, 10);
+  assert.ok(r.tabs.get(1)?.pages.size === 4);
+  assert.deepEqual(r.tabsOf('http://a.test/page', 20), [1]);
+  assert.deepEqual(r.tabsOf('http://b.test/page', 20), []);
+  for (let i = 10; i < 40; i++) r.saw(i, 0, 'http://x.test/', 0);
+  assert.ok(r.tabs.size <= 8);
 });
