@@ -554,7 +554,7 @@ func (c *Client) attachToTarget(ctx context.Context, m *cdproto.Message, sid tar
 			return
 		}
 		if err := r.ensureAttached(ctx, t); err != nil {
-			c.failErr(m.ID, sid, attachError(t, err))
+			c.failErr(m.ID, sid, attachError(t, r.tabURL(t), err))
 			return
 		}
 	}

@@ -485,7 +485,7 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 	err := r.ensureAttached(actx, t)
 	acancel()
 	if err != nil {
-		c.failErr(m.ID, replySID, attachError(t, err))
+		c.failErr(m.ID, replySID, attachError(t, r.tabURL(t), err))
 		return
 	}
 	if c.refuseUnwatched(m, t, s) || c.refuseFrame(m, t, sid) || c.refuseHistoryEntry(m, t, sid) || c.holdInitScript(m, t, sid) {
@@ -767,17 +767,26 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 }
 
 // attachError explains a failed attach in terms of what the user can do.
-func attachError(t *tab, err error) error {
+// top is t's page URL, read under r.mu.
+func attachError(t *tab, top string, err error) error {
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "Another debugger"):
 		return fmt.Errorf("livetab: cannot attach to tab %d: another debugger holds it; close DevTools on tab %d and retry: %w", t.id, t.id, err)
-	case strings.Contains(msg, `Cannot access contents of url "`) && !strings.Contains(msg, `url "`+t.info.URL+`"`):
-		return fmt.Errorf("livetab: cannot attach to tab %d: %w", t.id, frameURLRefused(t, t.info.URL, &cdproto.Error{Code: -32000, Message: msg}))
+	case top != "" && (strings.Contains(msg, `Cannot access contents of url "`) && !strings.Contains(msg, `url "`+top+`"`) ||
+		strings.Contains(msg, "URL of different extension") && !strings.HasPrefix(top, "chrome-extension:")):
+		return fmt.Errorf("cannot attach to tab %d: %w", t.id, frameURLRefused(t, top, &cdproto.Error{Code: -32000, Message: msg}))
 	case strings.Contains(msg, "Cannot access") || strings.Contains(msg, "Cannot attach"):
-		return fmt.Errorf("livetab: Chrome does not let extensions debug tab %d (%s): %w", t.id, t.info.URL, err)
+		return fmt.Errorf("livetab: Chrome does not let extensions debug tab %d (%s): %w", t.id, top, err)
 	}
 	return fmt.Errorf("livetab: attaching to tab %d: %w", t.id, err)
+}
+
+// tabURL is t's page URL.
+func (r *Relay) tabURL(t *tab) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return t.info.URL
 }
 
 // fullDocument asks for every node, through shadow roots and iframes.

@@ -404,22 +404,39 @@ func (c *Client) boundRun(t *tab, sid string, params jsonv2.Value) (cdproto.Meth
 // manifest. docs/decisions/2026-11-23-chrome-debugger-inputs-emulated-or-refused.md.
 
 // frameURLRefused rewrites Chrome's refusal of a command on t because a
-// frame of t shows a URL extensions may not debug. top is t's page URL.
+// frame of t shows a URL extensions may not debug. top is t's page URL, ""
+// when unknown (then Chrome's words stay: the page itself may be the one
+// refused). The frame's URL is named without its query or fragment, which
+// the page chose; Chrome's own words are not repeated.
 func frameURLRefused(t *tab, top string, e *cdproto.Error) *cdproto.Error {
-	const pre = `Cannot access contents of url "`
-	i := strings.Index(e.Message, pre)
-	if i < 0 {
+	const pre, ext = `Cannot access contents of url "`, "Cannot access a chrome-extension:// URL of different extension"
+	if top == "" {
 		return e
 	}
-	u, _, ok := strings.Cut(e.Message[i+len(pre):], `"`)
-	if !ok || u == top {
+	var what string
+	switch i := strings.Index(e.Message, pre); {
+	case i >= 0:
+		u, _, ok := strings.Cut(e.Message[i+len(pre):], `"`)
+		if !ok || u == top {
+			return e
+		}
+		bare, _, _ := strings.Cut(u, "#")
+		bare, _, _ = strings.Cut(bare, "?")
+		if len(bare) > 100 {
+			bare = bare[:100] + "…"
+		}
+		what = fmt.Sprintf("a URL no extension may debug (%s", bare)
+		if bare != u {
+			what += " with a query or fragment"
+		}
+		what += ")"
+	case strings.Contains(e.Message, ext) && !strings.HasPrefix(top, "chrome-extension:"):
+		what = "a page of another extension"
+	default:
 		return e
-	}
-	if len(u) > 200 {
-		u = u[:200] + "…"
 	}
 	return &cdproto.Error{Code: e.Code, Message: fmt.Sprintf(
-		"livetab: Chrome refuses every command on tab %d while a frame of its page shows %q, a URL no extension may debug (the page gave its frame that URL); "+
-			"the tab answers again once that frame navigates or is removed: close the tab (Target.closeTarget) if your program opened it, or ask the person to reload it (%s)",
-		t.id, u, e.Message)}
+		"livetab: Chrome refuses every command on tab %d while a frame of its page shows %s, which the page put there; "+
+			"the tab answers again once that frame navigates or is removed: close the tab (Target.closeTarget, or your tool that closes tabs) if your program opened it, or ask the person to reload it",
+		t.id, what)}
 }

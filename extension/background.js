@@ -324,7 +324,7 @@ async function releaseNow() {
   await Promise.all(persons.map(async (t) => {
     const tabId = /** @type {number} */ (t.tabId);
     ours.delete(tabId);
-    await chrome.debugger.detach({ tabId }).catch(() => {});
+    await detachTab(tabId).catch(() => {});
   }));
   if (persons.length) publish();
 }
@@ -553,7 +553,7 @@ async function removeTab(tabId, quiet, leave) {
     // later question of its is answered for anyone, and the debugger
     // attached here for the close lets go.
     leaving.delete(tabId);
-    if (attachedHere && !ours.has(tabId)) await chrome.debugger.detach({ tabId }).catch(() => {});
+    if (attachedHere && !ours.has(tabId)) await detachTab(tabId).catch(() => {});
     throw e;
   } finally {
     clearTimeout(asked);
@@ -566,13 +566,71 @@ const CLOSE_ASK_MS = 5000;
 const END_UNLOAD_MS = 2000;
 
 /**
+ * Tabs whose detach Chrome refused because a frame of the page shows a URL
+ * no extension may debug (a page's srcdoc frame at about:srcdoc#x):
+ * chrome.debugger checks every frame before a detach too. The client's
+ * Fetch interception, emulation and overrides then stayed on the person's
+ * tab after the client left, its page's requests paused for good (red
+ * team, TestRedTeamLeaveWhileWedged). Tried again on each change of the
+ * tab's frames and every second, until Chrome lets go, the tab is gone, or
+ * a client attaches again; for ten minutes at most.
+ * @type {Set<number>}
+ */
+const stuckDetach = new Set();
+const STUCK_DETACH_MS = 600_000;
+
+/**
+ * chrome.debugger.detach, tried again while Chrome refuses it for a frame's
+ * URL (stuckDetach).
+ * @param {number} tabId
+ */
+async function detachTab(tabId) {
+  try {
+    await chrome.debugger.detach({ tabId });
+  } catch (e) {
+    if (/Cannot access/i.test(parseError(e).message)) retryDetach(tabId);
+    throw e;
+  }
+}
+
+/**
+ * @param {number} tabId
+ */
+function retryDetach(tabId) {
+  if (stuckDetach.has(tabId)) return;
+  stuckDetach.add(tabId);
+  const until = Date.now() + STUCK_DETACH_MS;
+  const timer = setInterval(() => void retryStuck(tabId, until, timer), 1000);
+}
+
+/**
+ * @param {number} tabId
+ * @param {number} until
+ * @param {ReturnType<typeof setInterval> | undefined} timer
+ */
+async function retryStuck(tabId, until, timer) {
+  if (!stuckDetach.has(tabId) || Date.now() > until) {
+    stuckDetach.delete(tabId);
+    if (timer !== undefined) clearInterval(timer);
+    return;
+  }
+  try {
+    await chrome.debugger.detach({ tabId });
+  } catch (e) {
+    if (/Cannot access/i.test(parseError(e).message)) return;
+  }
+  stuckDetach.delete(tabId);
+  if (timer !== undefined) clearInterval(timer);
+}
+
+/**
  * Detaches from a tab the policy no longer allows, and tells the bridge.
  * @param {number} tabId
  */
 async function letGo(tabId) {
   if (!ours.has(tabId)) return;
   ours.delete(tabId);
-  await chrome.debugger.detach({ tabId }).catch(() => {});
+  await detachTab(tabId).catch(() => {});
   emit(notifyText('ext.detached', { tabId, reason: 'policy' }));
   publish();
 }
@@ -636,7 +694,7 @@ async function setPaused(on) {
   if (on) ours.clear();
   await Promise.all([
     chrome.storage.local.set({ paused: on }),
-    ...tabs.map((tabId) => chrome.debugger.detach({ tabId }).catch(() => {})),
+    ...tabs.map((tabId) => detachTab(tabId).catch(() => {})),
   ]);
   // No ext.detached: ext.paused told the relay, which keeps its sessions
   // to answer them with the pause error.
@@ -701,7 +759,7 @@ function stopClient(client) {
  */
 async function stopTab(tabId) {
   ours.delete(tabId);
-  await chrome.debugger.detach({ tabId }).catch(() => {});
+  await detachTab(tabId).catch(() => {});
   emit(notifyText('ext.detached', { tabId, reason: 'stopped' }));
   setActivity({
     clients: activity.clients.map((c) => ({ ...c, tabs: c.tabs.filter((t) => t !== tabId) })),
@@ -1261,6 +1319,7 @@ const ops = {
     const tabId = tabIdOf(params, 'ext.attach');
     if (atOwnPage.has(tabId)) throw new Error(`tab ${tabId} shows a page of the livetab extension itself, which no program may drive`);
     const before = pauses;
+    stuckDetach.delete(tabId);
     try {
       await chrome.debugger.attach({ tabId }, '1.3');
     } catch (e) {
@@ -1273,7 +1332,7 @@ const ops = {
     if (pauses !== before && !ours.has(tabId)) {
       // The person paused while Chrome attached: setPaused let go of the
       // tabs in ours, and this one was not there yet.
-      await chrome.debugger.detach({ tabId }).catch(() => {});
+      await detachTab(tabId).catch(() => {});
       throw new Error(PAUSED_MESSAGE);
     }
     if (!ours.has(tabId)) {
@@ -1293,13 +1352,14 @@ const ops = {
 
   async 'ext.detach'(params) {
     const tabId = tabIdOf(params, 'ext.detach');
-    const done = chrome.debugger.detach({ tabId });
+    const done = detachTab(tabId);
     detaching.set(tabId, done.catch(() => {}));
     try {
       await done;
     } catch (e) {
-      // Detaching what is not attached is what the caller wanted anyway.
-      if (!/not attached/i.test(parseError(e).message)) throw e;
+      // Detaching what is not attached is what the caller wanted anyway;
+      // one Chrome refused for a frame's URL goes through later (stuckDetach).
+      if (!/not attached|Cannot access/i.test(parseError(e).message)) throw e;
     } finally {
       detaching.delete(tabId);
     }
@@ -1728,7 +1788,7 @@ async function reattachNow(tabId) {
   if (paused || pauses !== before || !ours.has(tabId)) {
     // A pause, or the relay's ext.detach, came in between: they let go of
     // the tab, so this attachment must not hold it.
-    await chrome.debugger.detach({ tabId }).catch(() => {});
+    await detachTab(tabId).catch(() => {});
     if (ours.has(tabId)) lost(tabId, 'paused');
     return false;
   }
@@ -1786,7 +1846,7 @@ function ownPageNavigation(d, committed) {
   }
   atOwnPage.add(d.tabId);
   if (ours.has(d.tabId)) {
-    void chrome.debugger.detach({ tabId: d.tabId }).catch(() => {});
+    void detachTab(d.tabId).catch(() => {});
     lost(d.tabId, 'extension_page');
   }
 }
@@ -1799,10 +1859,16 @@ chrome.webNavigation.onBeforeNavigate.addListener((d) => {
 chrome.webNavigation.onCommitted.addListener((d) => {
   ownPageNavigation(d, true);
   if (d.frameId === 0) newTabLoads.committed(d.tabId);
-  recentPages.saw(d.tabId, d.frameId, d.url, Date.now());
+  sawPage(d.tabId, d.frameId, d.url);
 });
-chrome.webNavigation.onHistoryStateUpdated.addListener((d) => recentPages.saw(d.tabId, d.frameId, d.url, Date.now()));
-chrome.webNavigation.onReferenceFragmentUpdated.addListener((d) => recentPages.saw(d.tabId, d.frameId, d.url, Date.now()));
+chrome.webNavigation.onHistoryStateUpdated.addListener((d) => sawPage(d.tabId, d.frameId, d.url));
+chrome.webNavigation.onReferenceFragmentUpdated.addListener((d) => sawPage(d.tabId, d.frameId, d.url));
+// A frame's change may be what lets a refused detach through.
+for (const ev of [chrome.webNavigation.onCommitted, chrome.webNavigation.onHistoryStateUpdated, chrome.webNavigation.onReferenceFragmentUpdated]) {
+  ev.addListener((d) => {
+    if (stuckDetach.has(d.tabId)) void retryStuck(d.tabId, Infinity, undefined);
+  });
+}
 
 chrome.webNavigation.onErrorOccurred.addListener((d) => {
   if (d.frameId !== 0 || !owners.size || !/ERR_BLOCKED_BY_CLIENT/.test(d.error) || retried.has(d.tabId)) return;
@@ -1869,7 +1935,9 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
 });
 
 chrome.tabs.onRemoved.addListener((tabId) => {
+  stuckDetach.delete(tabId);
   recentPages.closed(tabId, Date.now());
+  saveRecentPages();
   ours.delete(tabId);
   if (holding.delete(tabId)) persistPolicies();
   for (const owner of orphaned) {
@@ -1907,8 +1975,42 @@ const newTabLoads = new NewTabLoads();
 /** @type {Map<number, number>} */
 const downloadSource = new Map();
 
-/** What each tab showed of late, closed tabs too (lib/loads.js). */
-const recentPages = new RecentPages();
+/**
+ * What each tab showed of late, closed tabs too (lib/loads.js), kept in
+ * the session's storage across the worker's stops. A worker that starts
+ * with none (the browser's start) takes what the open tabs show now.
+ */
+const recentPages = new RecentPages(60_000, 32, 512, -Infinity);
+let recentSaving = false;
+function saveRecentPages() {
+  if (recentSaving) return;
+  recentSaving = true;
+  setTimeout(() => {
+    recentSaving = false;
+    void chrome.storage.session.set({ recentPages: recentPages.save() }).catch(() => {});
+  }, 500);
+}
+/**
+ * @param {number} tabId
+ * @param {number} frameId
+ * @param {string} url
+ */
+function sawPage(tabId, frameId, url) {
+  recentPages.saw(tabId, frameId, url, Date.now());
+  saveRecentPages();
+}
+void chrome.storage.session.get('recentPages').then(async (v) => {
+  if (v.recentPages) {
+    recentPages.restore(v.recentPages);
+    return;
+  }
+  const tabs = await chrome.tabs.query({});
+  for (const t of tabs) {
+    if (t.id === undefined) continue;
+    const frames = (await chrome.webNavigation.getAllFrames({ tabId: t.id }).catch(() => null)) ?? [];
+    for (const f of frames) if (!recentPages.tabs.get(t.id)?.current.has(f.frameId)) recentPages.saw(t.id, f.frameId, f.url, Date.now());
+  }
+}).catch(() => {});
 
 /**
  * The tabs that showed the page each download was begun from in the last
@@ -1985,7 +2087,8 @@ chrome.downloads.onCreated.addListener((item) => {
         downloadReferrerTab.set(item.id, tab);
         if (downloadReferrerTab.size > 256) downloadReferrerTab.delete(downloadReferrerTab.keys().next().value ?? -1);
       } else {
-        downloadRecentTabs.set(item.id, recentPages.tabsOf(item.referrer, Date.now()));
+        const recent = recentPages.tabsOf(item.referrer, Date.now());
+        if (recent) downloadRecentTabs.set(item.id, recent);
         if (downloadRecentTabs.size > 256) downloadRecentTabs.delete(downloadRecentTabs.keys().next().value ?? -1);
       }
     }

@@ -38,7 +38,7 @@ onload = () => {
 	res := c.call(t, "browser_snapshot", nil)
 	text := resultText(res)
 	t.Logf("snapshot after the wedge (%v): error %v: %.300s", time.Since(start).Round(time.Millisecond), res.IsError, text)
-	if res.IsError && !strings.Contains(text, "about:srcdoc#x") {
+	if res.IsError && !strings.Contains(text, "about:srcdoc") {
 		t.Errorf("the tool's error does not say what happened: %s", text)
 	}
 	time.Sleep(3 * time.Second)
