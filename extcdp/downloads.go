@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -186,7 +187,7 @@ type closedTab struct {
 
 // maxClosedTabs bounds closed: a program opening and closing tabs in a
 // loop must not grow the relay.
-const maxClosedTabs = 64
+const maxClosedTabs = 256
 
 // buriedWindow is how long a closed tab's downloads may still begin: a
 // server may send a download's headers long after the click, and the
@@ -194,67 +195,95 @@ const maxClosedTabs = 64
 const buriedWindow = time.Minute
 
 // buryTab notes t, closing now, in closed when it is a program's own tab
-// (or its popup) whose downloads are denied or moved. It runs where a
-// tab closes (tabGone), and before a leaving client's sessions end (its
-// behavior goes with them). Call with r.mu held.
+// (or its popup), with the behavior of its downloads, if any: a tab of no
+// behavior is noted too, so that a download its page may have begun is
+// known to be no person's. It runs where a tab closes (tabGone), and
+// before a leaving client's sessions end (its behavior goes with them).
+// Call with r.mu held.
 func (r *Relay) buryTab(t *tab) {
 	if t.creator == nil || t.personsPopup() || t.info.URL == "" {
 		return
 	}
 	dir, deny := r.heldBehavior(&download{tab: t})
-	if dir.dir == "" && !deny {
-		return
-	}
 	d := &r.downloads
 	now := time.Now()
 	kept := d.closed[:0]
 	for _, g := range d.closed {
+		if g.id == t.id && dir.dir == "" && !deny {
+			// Noted as its client left, with the behavior the client gave;
+			// now the tab is gone, and the client with it.
+			dir, deny = g.dir, g.deny
+		}
 		if g.id != t.id && now.Sub(g.at) <= buriedWindow {
 			kept = append(kept, g)
 		}
 	}
 	d.closed = append(kept, closedTab{id: t.id, page: pageOf(t), at: now, dir: dir, deny: deny})
 	if len(d.closed) > maxClosedTabs {
-		d.closed = d.closed[len(d.closed)-maxClosedTabs:]
+		// The oldest of no behavior goes first: a page whose popups close
+		// one after another must not push its own tab's deny out.
+		i := slices.IndexFunc(d.closed, func(g closedTab) bool { return g.dir.dir == "" && !g.deny })
+		if i < 0 {
+			i = 0
+		}
+		d.closed = slices.Delete(d.closed, i, i+1)
 	}
 }
 
-// closedTabOf is the closed program's tab (buryTab) an item (info) of no
-// tab was begun from: its referrer is the very page the tab showed, no
-// open tab shows that page, and Chrome began it after the tab closed, or a
-// moment before. Only the page, not its origin: a person's download of the
-// same site, from a tab they just left or closed (a referrer of the origin
-// alone, as a download from another origin sends), was denied or taken
-// into the program's directory (red team, 2 of 2 each). An item with no
-// referrer is not taken either: it may be the person's, typed in the
-// address bar. Call with r.mu held.
-func (d *downloadState) closedTabOf(info wire.DownloadInfo, tabs map[int64]*tab) *closedTab {
+// closedTabOf is the closed program's tab (buryTab) whose behavior an
+// item (info) of no tab takes, or nil. Chrome begins a download when its
+// server answers, after the page that asked may be gone.
+//
+// The extension names the tabs, open or closed, that showed the item's
+// page (its referrer) in the last minute, when no open tab shows it: a
+// page that changed its URL before its tab closed, or clicked in a frame,
+// began a download of a page its tab no longer showed
+// (TestRedTeamDiesMidDownload). The item is taken only when each of them
+// is a program's, and then with the strictest of their behaviors (a deny
+// over a directory): two tabs of an agent's must not let its page out of
+// the deny, and a person's tab among them, even closed or left, keeps the
+// download the person's (TestRedTeamBuriedTakesPersonsDownload).
+//
+// Without that word (an older extension, or one whose service worker has
+// just started and knows too little), only the very page a closed tab
+// showed, for linkTabWindow, and no open tab showing it. Not the origin
+// alone there: a person's download of the same site, from a tab they just
+// left or closed (a referrer of the origin alone, as a download from
+// another origin sends), was denied or taken into the program's
+// directory (red team, 2 of 2 each). An item with no referrer is not
+// taken: it may be the person's, typed in the address bar. Call with
+// r.mu held.
+func (r *Relay) closedTabOf(info wire.DownloadInfo) *closedTab {
+	d, tabs := &r.downloads, r.tabs
 	if info.Referrer == "" || info.ReferrerTabID != 0 {
 		return nil // no page to go by, or an open tab showed it
 	}
 	now := time.Now()
 	if len(info.RecentTabIDs) > 0 {
-		// The extension's word, which knows the tab's frames and every URL
-		// it showed: a page that changed its URL before it closed, or
-		// clicked in a frame, began a download of a page the tab did not
-		// show at its close (TestRedTeamDiesMidDownload). Only when one
-		// tab showed it: the person's tab that showed it too, even closed
-		// or left, keeps the download the person's.
-		if len(info.RecentTabIDs) != 1 {
-			return nil
-		}
-		for i := range d.closed {
-			g := &d.closed[i]
-			if g.id == info.RecentTabIDs[0] && now.Sub(g.at) <= buriedWindow && !startedBefore(info, now, g.at) {
-				return g
+		var found *closedTab
+		for _, id := range info.RecentTabIDs {
+			g := d.buried(id, now)
+			if g == nil {
+				o := tabs[id]
+				if o == nil || o.closed || o.creator == nil || o.personsPopup() {
+					return nil // perhaps the person's
+				}
+				dir, deny := r.heldBehavior(&download{tab: o})
+				g = &closedTab{id: o.id, dir: dir, deny: deny}
+			}
+			if found == nil || stricter(g, found) {
+				found = g
 			}
 		}
-		return nil
+		if found == nil || found.dir.dir == "" && !found.deny {
+			return nil
+		}
+		return found
 	}
 	var found *closedTab
 	for i := range d.closed {
 		g := &d.closed[i]
-		if now.Sub(g.at) > linkTabWindow || startedBefore(info, now, g.at) || info.Referrer != g.page {
+		if now.Sub(g.at) > linkTabWindow || startedBefore(info, now, g.at) || info.Referrer != g.page || g.dir.dir == "" && !g.deny {
 			continue
 		}
 		if found == nil || g.at.After(found.at) {
@@ -270,6 +299,26 @@ func (d *downloadState) closedTabOf(info wire.DownloadInfo, tabs map[int64]*tab)
 		}
 	}
 	return found
+}
+
+// buried is the closed program's tab id of the last buriedWindow, or nil.
+// Call with r.mu held.
+func (d *downloadState) buried(id int64, now time.Time) *closedTab {
+	for i := range d.closed {
+		if g := &d.closed[i]; g.id == id && now.Sub(g.at) <= buriedWindow {
+			return g
+		}
+	}
+	return nil
+}
+
+// stricter reports whether a's downloads are held tighter than b's: a
+// deny over a directory, the latest directory over an older one.
+func stricter(a, b *closedTab) bool {
+	if a.deny != b.deny {
+		return a.deny
+	}
+	return a.dir.set > b.dir.set
 }
 
 // maxFinishedDownloads is how many finished downloads the relay keeps: a
@@ -472,6 +521,12 @@ func originOnly(referrer string) string {
 // its fragment.
 func pageOf(t *tab) string {
 	page, _, _ := strings.Cut(t.info.URL, "#")
+	// Chrome sends no user name or password in a referrer: a page at
+	// http://x:y@host/ is the referrer http://host/ (red team).
+	if u, err := url.Parse(page); err == nil && u.User != nil {
+		u.User = nil
+		page = u.String()
+	}
 	return page
 }
 
@@ -785,7 +840,7 @@ func (r *Relay) onExtDownload(info wire.DownloadInfo) {
 				}
 			}
 			if dl.tab == nil {
-				if g := r.downloads.closedTabOf(info, r.tabs); g != nil {
+				if g := r.closedTabOf(info); g != nil {
 					dl.held, dl.heldDeny = g.dir, g.deny
 				}
 			}

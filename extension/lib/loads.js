@@ -114,6 +114,9 @@ export function shows(referrer, url) {
     return false;
   }
   u.hash = '';
+  // Chrome sends no user name or password in a referrer.
+  u.username = '';
+  u.password = '';
   return u.href === ref.href || (ref.pathname === '/' && !ref.search && u.origin === ref.origin);
 }
 
@@ -126,26 +129,39 @@ export function shows(referrer, url) {
  * program's tab that denies downloads got its file into the person's
  * Downloads folder that way (TestRedTeamDiesMidDownload). These are the
  * tabs that showed its page of late; the relay takes the download for a
- * program's closed tab only when that tab is the one.
+ * program's closed tab only when each of them is a program's.
  */
+
+/** The longest URL kept whole; a longer one stands as its origin (Chrome sends no longer referrer). */
+const MAX_URL = 4096;
+
 /**
- * @typedef {{pages: Map<string, number>, current: Map<number, string>, spilled: Set<string>, closedAt?: number}} Tab
- * pages: each page the tab showed, and when it last did; current: what
- * each frame shows; spilled: the origins of pages forgotten past perTab (a
- * page that changes its URL over and over to push its own out), each of
- * which stands for any page of its origin.
+ * @typedef {{tops: Map<string, number>, pages: Map<string, number>, current: Map<number, string>, spilled: Map<string, number>, closedAt?: number}} Tab
+ * tops: each page the tab's top showed, and when it last did; pages: the
+ * same of its frames, apart, so that a page of many frames does not push
+ * the tab's own pages out (red team: a person's tab that had shown 80
+ * frames forgot its page, and their download went by a program's tab);
+ * current: what
+ * each frame shows (webNavigation tells of no frame's removal, so at most
+ * perTab frames, the oldest going to pages); spilled: the origins of the
+ * pages forgotten past perTab (a page that changes its URL over and over
+ * to push its own out), and when those were last shown, each of which
+ * stands for any page of its origin.
  */
 
 export class RecentPages {
   /**
    * @param {number} keepMs how long a page left, or a closed tab, counts
-   * @param {number} perTab pages kept per tab
+   * @param {number} perTab pages, frames and spilled origins kept per tab
    * @param {number} maxTabs tabs kept
+   * @param {number} since when the record began (the service worker's
+   * start): until keepMs after it, tabsOf knows too little to say
    */
-  constructor(keepMs = 60_000, perTab = 32, maxTabs = 512) {
+  constructor(keepMs = 60_000, perTab = 32, maxTabs = 512, since = Date.now()) {
     this.keepMs = keepMs;
     this.perTab = perTab;
     this.maxTabs = maxTabs;
+    this.since = since;
     /** @type {Map<number, Tab>} */
     this.tabs = new Map();
   }
@@ -160,9 +176,10 @@ export class RecentPages {
    */
   saw(tabId, frameId, url, now) {
     if (tabId < 0 || !url) return;
+    url = pageKey(url);
     let t = this.tabs.get(tabId);
     if (!t) {
-      t = { pages: new Map(), current: new Map(), spilled: new Set() };
+      t = { tops: new Map(), pages: new Map(), current: new Map(), spilled: new Map() };
       this.tabs.set(tabId, t);
       this.prune(now);
     }
@@ -170,10 +187,17 @@ export class RecentPages {
       this.left(t, now);
     } else {
       const old = t.current.get(frameId);
-      if (old !== undefined) this.note(t, old, now);
+      if (old !== undefined) this.note(t, old, now, false);
+      t.current.delete(frameId);
+      for (const [id, u] of t.current) {
+        if (t.current.size < this.perTab) break;
+        if (id === 0) continue;
+        t.current.delete(id);
+        this.note(t, u, now, false);
+      }
     }
     t.current.set(frameId, url);
-    this.note(t, url, now);
+    this.note(t, url, now, frameId === 0);
   }
 
   /**
@@ -190,22 +214,24 @@ export class RecentPages {
 
   /**
    * The tabs, open or closed, that showed the page referrer names (or of
-   * its origin, for a referrer that is an origin alone) in the last keepMs.
+   * its origin, for a referrer that is an origin alone) in the last
+   * keepMs; undefined while the record is younger than that.
    * @param {string} referrer
    * @param {number} now
-   * @returns {number[]}
+   * @returns {number[] | undefined}
    */
   tabsOf(referrer, now) {
+    if (now - this.since < this.keepMs) return undefined;
     /** @type {number[]} */
     const found = [];
     if (!referrer) return found;
+    const recent = (/** @type {number} */ at) => now - at <= this.keepMs;
     for (const [id, t] of this.tabs) {
-      if (t.closedAt !== undefined && now - t.closedAt > this.keepMs) continue;
-      const showing = [...t.current.values()].some((u) => shows(referrer, u));
+      if (t.closedAt !== undefined && !recent(t.closedAt)) continue;
       const showed =
-        showing ||
-        [...t.pages].some(([u, at]) => now - at <= this.keepMs && shows(referrer, u)) ||
-        [...t.spilled].some((o) => sameOrigin(referrer, o));
+        [...t.current.values()].some((u) => shows(referrer, u)) ||
+        [...t.tops, ...t.pages].some(([u, at]) => recent(at) && shows(referrer, u)) ||
+        [...t.spilled].some(([o, at]) => recent(at) && sameOrigin(referrer, o));
       if (showed) found.push(id);
     }
     return found;
@@ -216,7 +242,7 @@ export class RecentPages {
    * @param {number} now
    */
   left(t, now) {
-    for (const u of t.current.values()) this.note(t, u, now);
+    for (const [id, u] of t.current) this.note(t, u, now, id === 0);
     t.current.clear();
   }
 
@@ -224,34 +250,91 @@ export class RecentPages {
    * @param {Tab} t
    * @param {string} url
    * @param {number} now
+   * @param {boolean} top a page of the tab's top, not of a frame
    */
-  note(t, url, now) {
-    t.pages.delete(url);
-    t.pages.set(url, now);
-    while (t.pages.size > this.perTab) {
-      const old = t.pages.keys().next().value ?? '';
-      t.pages.delete(old);
+  note(t, url, now, top) {
+    const pages = top ? t.tops : t.pages;
+    pages.delete(url);
+    pages.set(url, now);
+    while (pages.size > this.perTab) {
+      const [old, at] = pages.entries().next().value ?? ['', 0];
+      pages.delete(old);
+      let origin;
       try {
-        if (t.spilled.size < this.perTab) t.spilled.add(new URL(old).origin);
+        origin = new URL(old).origin;
       } catch {
-        // not a URL: nothing to stand for
+        continue; // not a URL: nothing to stand for
       }
+      const was = t.spilled.get(origin) ?? 0;
+      t.spilled.delete(origin);
+      t.spilled.set(origin, Math.max(was, at));
+      while (t.spilled.size > this.perTab) t.spilled.delete(t.spilled.keys().next().value ?? '');
     }
   }
 
   /**
-   * Forgets tabs closed long ago, and the oldest past maxTabs.
+   * The record as JSON values, for the session's storage.
+   * @returns {[number, [string, number][], [string, number][], [number, string][], [string, number][], number | undefined][]}
+   */
+  save() {
+    return [...this.tabs].map(([id, t]) => [id, [...t.tops], [...t.pages], [...t.current], [...t.spilled], t.closedAt]);
+  }
+
+  /**
+   * Takes back a record save made, before anything newer.
+   * @param {unknown} saved
+   */
+  restore(saved) {
+    if (!Array.isArray(saved)) return;
+    for (const [id, tops, pages, current, spilled, closedAt] of saved) {
+      if (typeof id !== 'number' || this.tabs.has(id)) continue;
+      this.tabs.set(id, {
+        tops: new Map(tops), pages: new Map(pages), current: new Map(current), spilled: new Map(spilled),
+        ...(typeof closedAt === 'number' ? { closedAt } : {}),
+      });
+    }
+    this.prune(Date.now());
+  }
+
+  /**
+   * Forgets tabs closed long ago, and past maxTabs the longest closed,
+   * then the oldest.
    * @param {number} now
    */
   prune(now) {
     for (const [id, t] of this.tabs) {
       if (t.closedAt !== undefined && now - t.closedAt > this.keepMs) this.tabs.delete(id);
     }
+    if (this.tabs.size <= this.maxTabs) return;
+    const closed = [...this.tabs].filter(([, t]) => t.closedAt !== undefined).sort(([, a], [, b]) => (a.closedAt ?? 0) - (b.closedAt ?? 0));
+    for (const [id] of closed) {
+      if (this.tabs.size <= this.maxTabs) return;
+      this.tabs.delete(id);
+    }
     for (const id of this.tabs.keys()) {
-      if (this.tabs.size <= this.maxTabs) break;
+      if (this.tabs.size <= this.maxTabs) return;
       this.tabs.delete(id);
     }
   }
+}
+
+/**
+ * The page a URL names: no fragment (a page changing its hash over and
+ * over must not push its pages out), and a URL too long to be sent as a
+ * referrer stands as its origin.
+ * @param {string} url
+ */
+function pageKey(url) {
+  let u;
+  try {
+    u = new URL(url);
+  } catch {
+    return url.split('#')[0].slice(0, MAX_URL);
+  }
+  u.hash = '';
+  u.username = '';
+  u.password = '';
+  return u.href.length <= MAX_URL ? u.href : u.origin + '/';
 }
 
 /**

@@ -56,7 +56,7 @@ test('referrerTab names the one tab showing the referrer', () => {
 });
 
 test('RecentPages: the tabs that showed a page of late, closed ones too', () => {
-  const r = new RecentPages(60_000, 4, 8);
+  const r = new RecentPages(60_000, 4, 8, -1e12);
   r.saw(1, 0, 'http://a.test/page', 0);
   r.saw(1, 0, 'http://a.test/elsewhere?x', 100); // replaceState after the click
   r.saw(2, 0, 'http://b.test/', 0);
@@ -80,12 +80,49 @@ test('RecentPages: the tabs that showed a page of late, closed ones too', () => 
 });
 
 test('RecentPages: a page that pushes its own out still names its tab, and the tabs stay bounded', () => {
-  const r = new RecentPages(60_000, 4, 8);
+  const r = new RecentPages(60_000, 4, 8, -1e12);
   r.saw(1, 0, 'http://a.test/page', 0);
   for (let i = 0; i < 40; i++) r.saw(1, 0, `http://a.test/spam${i}`, 10);
-  assert.ok(r.tabs.get(1)?.pages.size === 4);
+  assert.ok(r.tabs.get(1)?.tops.size === 4);
   assert.deepEqual(r.tabsOf('http://a.test/page', 20), [1]);
   assert.deepEqual(r.tabsOf('http://b.test/page', 20), []);
+  r.saw(2, 0, 'http://c.test/page', 0);
+  for (let i = 0; i < 40; i++) r.saw(2, 0, `http://c.test/page#${i}`, 10);
+  assert.equal(r.tabs.get(2)?.tops.size, 1, 'a fragment is no other page');
   for (let i = 10; i < 40; i++) r.saw(i, 0, 'http://x.test/', 0);
   assert.ok(r.tabs.size <= 8);
+});
+
+test('RecentPages: says nothing until it has watched for keepMs, and keeps frames bounded', () => {
+  const r = new RecentPages(60_000, 4, 8, 1000);
+  r.saw(1, 0, 'http://a.test/page', 1000);
+  assert.equal(r.tabsOf('http://a.test/page', 30_000), undefined, 'too young to know who else showed it');
+  assert.deepEqual(r.tabsOf('http://a.test/page', 61_000), [1]);
+  for (let f = 1; f < 100; f++) r.saw(1, f, `http://a.test/frame${f}`, 61_000);
+  assert.ok((r.tabs.get(1)?.current.size ?? 0) <= 4);
+  assert.deepEqual(r.tabsOf('http://a.test/frame1', 61_001), [1], 'a frame pushed out still counts by its origin');
+  const long = 'http://a.test/' + 'x'.repeat(5000);
+  r.saw(2, 0, long, 61_000);
+  assert.deepEqual(r.tabsOf('http://a.test/', 61_001), [1, 2], 'a URL too long to be a referrer stands as its origin');
+});
+
+test('RecentPages: past maxTabs, the longest closed go first', () => {
+  const r = new RecentPages(60_000, 4, 3, -1e12);
+  r.saw(1, 0, 'http://person.test/', 0);
+  r.saw(2, 0, 'http://a.test/', 0);
+  r.closed(2, 10);
+  r.saw(3, 0, 'http://b.test/', 20);
+  r.saw(4, 0, 'http://c.test/', 30);
+  assert.deepEqual([...r.tabs.keys()], [1, 3, 4]);
+});
+
+test('RecentPages: many frames do not push the tab\'s own page out; credentials are no part of a page', () => {
+  const r = new RecentPages(60_000, 4, 8, -1e12);
+  r.saw(1, 0, 'http://shop.test/page', 0);
+  for (let f = 1; f < 100; f++) r.saw(1, f, `http://o${f}.test/frame`, 10);
+  r.saw(1, 0, 'http://other.test/', 20);
+  for (let f = 1; f < 100; f++) r.saw(1, f, `http://p${f}.test/frame`, 30);
+  assert.deepEqual(r.tabsOf('http://shop.test/page', 40), [1]);
+  r.saw(2, 0, 'http://x:y@cred.test/page?a', 0);
+  assert.deepEqual(r.tabsOf('http://cred.test/page?a', 10), [2]);
 });

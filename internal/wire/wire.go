@@ -249,10 +249,11 @@ type DownloadInfo struct {
 	// begun from (Referrer) when the extension heard of it; zero when
 	// none or several did.
 	ReferrerTabID int64 `json:"referrerTabId,omitzero"`
-	// RecentTabIDs, when no open tab shows Referrer, are the tabs, open or
-	// closed, that showed it in the last minute: the page changed its URL
-	// or closed its tab before Chrome began the download, or a frame of
-	// its own began it.
+	// RecentTabIDs, when ReferrerTabID names no tab (none or several open
+	// tabs show Referrer), are the tabs, open or closed, that showed it in
+	// the last minute: the page changed its URL or closed its tab before
+	// Chrome began the download, or a frame of its own began it. Absent
+	// when the extension cannot say.
 	RecentTabIDs []int64 `json:"recentTabIds,omitzero"`
 }
 
