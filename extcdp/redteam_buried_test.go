@@ -71,6 +71,24 @@ func buriedServe(t *testing.T, ip string, s *buriedSite) string {
 	return srv.URL
 }
 
+// personGotFile waits up to d for the person's download named like stem
+// (8 KiB, whole) in their Downloads folder, logging what the site saw.
+func personGotFile(t *testing.T, s *buriedSite, stem string, d time.Duration) (landed []string, ok bool) {
+	t.Helper()
+	buriedWaitFile(personsDownloads(), stem, d)
+	for _, l := range s.lines() {
+		t.Logf("server: %s", l)
+	}
+	landed = inPersonsDownloads(stem)
+	t.Logf("person's Downloads: %q", landed)
+	for _, l := range landed {
+		if !strings.Contains(l, ".crdownload") && strings.Contains(l, "(8192 bytes)") {
+			ok = true
+		}
+	}
+	return landed, ok
+}
+
 func buriedWaitFile(dir, stem string, d time.Duration) {
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if finishedIn(dir, stem) {
@@ -158,19 +176,7 @@ func TestRedTeamBuriedTakesPersonsDownload(t *testing.T) {
 			case "close":
 				u.CloseTab(ctx, person)
 			}
-			buriedWaitFile(personsDownloads(), stem, 6*time.Second)
-			for _, l := range s.lines() {
-				t.Logf("server: %s", l)
-			}
-			landed := inPersonsDownloads(stem)
-			t.Logf("person's Downloads: %q", landed)
-			ok := false
-			for _, l := range landed {
-				if !strings.Contains(l, ".crdownload") && strings.Contains(l, "(8192 bytes)") {
-					ok = true
-				}
-			}
-			if !ok {
+			if landed, ok := personGotFile(t, s, stem, 6*time.Second); !ok {
 				t.Errorf("%s: the person's own download (their own tab, after a program closed its tab on the site) is not in their Downloads folder: %q", tc.name, landed)
 			}
 		})

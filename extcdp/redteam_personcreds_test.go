@@ -50,19 +50,7 @@ func TestRedTeamPersonCredentialsURL(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 			u.Eval(ctx, person, fmt.Sprintf("location.href = %q, 1", base+"/page?elsewhere"))
-			buriedWaitFile(personsDownloads(), stem, 7*time.Second)
-			for _, l := range s.lines() {
-				t.Logf("server: %s", l)
-			}
-			landed := inPersonsDownloads(stem)
-			t.Logf("person's Downloads: %q", landed)
-			ok := false
-			for _, l := range landed {
-				if !strings.Contains(l, ".crdownload") && strings.Contains(l, "(8192 bytes)") {
-					ok = true
-				}
-			}
-			if !ok {
+			if landed, ok := personGotFile(t, s, stem, 7*time.Second); !ok {
 				t.Errorf("%s: the person's own download is not in their Downloads folder: %q", tc.name, landed)
 			}
 		})

@@ -201,19 +201,7 @@ func TestRedTeamHeavyPersonTabForgotten(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 			nav(fmt.Sprintf("%s/heavy?n=%d&k=3", heavy, n))
 			t.Logf("person's tab moved on at %s", time.Now().Format("15:04:05.000"))
-			buriedWaitFile(personsDownloads(), stem, 9*time.Second)
-			for _, l := range s.lines() {
-				t.Logf("server: %s", l)
-			}
-			landed := inPersonsDownloads(stem)
-			t.Logf("person's Downloads: %q", landed)
-			ok := false
-			for _, l := range landed {
-				if !strings.Contains(l, ".crdownload") && strings.Contains(l, "(8192 bytes)") {
-					ok = true
-				}
-			}
-			if !ok {
+			if landed, ok := personGotFile(t, s, stem, 9*time.Second); !ok {
 				t.Errorf("%s: the person's own download (their own tab) is not in their Downloads folder: %q", tc.name, landed)
 			}
 		})

@@ -1319,7 +1319,15 @@ const ops = {
     const tabId = tabIdOf(params, 'ext.attach');
     if (atOwnPage.has(tabId)) throw new Error(`tab ${tabId} shows a page of the livetab extension itself, which no program may drive`);
     const before = pauses;
-    stuckDetach.delete(tabId);
+    if (stuckDetach.has(tabId)) {
+      // Still held for a client that left while the page's frame refused
+      // every command: taken over now, that hold would stay once the
+      // attach failed (red team, 2 of 2).
+      await retryStuck(tabId, Infinity, undefined);
+      if (stuckDetach.has(tabId)) {
+        throw new Error(`attaching to tab ${tabId}: a frame of its page shows a URL no extension may debug, and Chrome refuses every command of the tab until the frame navigates or is removed, or the tab reloads`);
+      }
+    }
     try {
       await chrome.debugger.attach({ tabId }, '1.3');
     } catch (e) {
@@ -1937,7 +1945,7 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
 chrome.tabs.onRemoved.addListener((tabId) => {
   stuckDetach.delete(tabId);
   recentPages.closed(tabId, Date.now());
-  saveRecentPages();
+  saveRecentPages(true);
   ours.delete(tabId);
   if (holding.delete(tabId)) persistPolicies();
   for (const owner of orphaned) {
@@ -1981,14 +1989,24 @@ const downloadSource = new Map();
  * with none (the browser's start) takes what the open tabs show now.
  */
 const recentPages = new RecentPages(60_000, 32, 512, -Infinity);
-let recentSaving = false;
-function saveRecentPages() {
-  if (recentSaving) return;
-  recentSaving = true;
-  setTimeout(() => {
-    recentSaving = false;
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let recentSaving;
+let recentDue = 0;
+/**
+ * Saves the record: within 50 ms for a tab's page or close (the worker may
+ * stop any moment), within half a second for frames; never more often
+ * (a page that changes its URL in a loop).
+ * @param {boolean} soon
+ */
+function saveRecentPages(soon) {
+  const due = Date.now() + (soon ? 50 : 500);
+  if (recentSaving !== undefined && recentDue <= due) return;
+  clearTimeout(recentSaving);
+  recentDue = due;
+  recentSaving = setTimeout(() => {
+    recentSaving = undefined;
     void chrome.storage.session.set({ recentPages: recentPages.save() }).catch(() => {});
-  }, 500);
+  }, due - Date.now());
 }
 /**
  * @param {number} tabId
@@ -1997,7 +2015,7 @@ function saveRecentPages() {
  */
 function sawPage(tabId, frameId, url) {
   recentPages.saw(tabId, frameId, url, Date.now());
-  saveRecentPages();
+  saveRecentPages(frameId === 0);
 }
 void chrome.storage.session.get('recentPages').then(async (v) => {
   if (v.recentPages) {
@@ -2082,12 +2100,16 @@ chrome.downloads.onCreated.addListener((item) => {
   if (state !== 'ready') return;
   queueTabEvent('downloads', async () => {
     if (!load && item.referrer) {
-      const tab = await downloadTab(item.referrer);
+      let tab = await downloadTab(item.referrer);
+      const recent = recentPages.tabsOf(item.referrer, Date.now());
+      // One open tab shows the page, but another showed it a moment ago:
+      // the person's tab, left just after their click, whose download the
+      // open tab (a program's that denies) would have taken (red team).
+      if (recent && recent.some((id) => id !== tab)) tab = undefined;
       if (tab !== undefined) {
         downloadReferrerTab.set(item.id, tab);
         if (downloadReferrerTab.size > 256) downloadReferrerTab.delete(downloadReferrerTab.keys().next().value ?? -1);
       } else {
-        const recent = recentPages.tabsOf(item.referrer, Date.now());
         if (recent) downloadRecentTabs.set(item.id, recent);
         if (downloadRecentTabs.size > 256) downloadRecentTabs.delete(downloadRecentTabs.keys().next().value ?? -1);
       }
