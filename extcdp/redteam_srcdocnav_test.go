@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 
@@ -37,7 +38,14 @@ func TestRedTeamNavigateToSrcdocKeepsTheTabDebuggable(t *testing.T) {
 					} `json:"childFrames"`
 				} `json:"frameTree"`
 			}
-			jsonv2.Unmarshal(b.must(sid, "Page.getFrameTree", nil), &tree, wire.Options)
+			// The frame may show in the tree a moment after the load (once
+			// under load, 2026-11-30).
+			for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+				jsonv2.Unmarshal(b.must(sid, "Page.getFrameTree", nil), &tree, wire.Options)
+				if len(tree.FrameTree.ChildFrames) == 1 || time.Now().After(deadline) {
+					break
+				}
+			}
 			if len(tree.FrameTree.ChildFrames) != 1 {
 				t.Fatalf("frames: %+v", tree)
 			}
