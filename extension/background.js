@@ -2018,15 +2018,16 @@ function sawPage(tabId, frameId, url) {
   saveRecentPages(frameId === 0);
 }
 void chrome.storage.session.get('recentPages').then(async (v) => {
-  if (v.recentPages) {
-    recentPages.restore(v.recentPages);
-    return;
-  }
+  if (v.recentPages) recentPages.restore(v.recentPages);
+  // And what the open tabs show now: the last save may not have been made
+  // before the worker stopped (CI, TestRedTeamWorkerRestartForgetsPersonsTab).
   const tabs = await chrome.tabs.query({});
   for (const t of tabs) {
     if (t.id === undefined) continue;
     const frames = (await chrome.webNavigation.getAllFrames({ tabId: t.id }).catch(() => null)) ?? [];
-    for (const f of frames) if (!recentPages.tabs.get(t.id)?.current.has(f.frameId)) recentPages.saw(t.id, f.frameId, f.url, Date.now());
+    for (const f of frames) {
+      if (recentPages.tabs.get(t.id)?.current.get(f.frameId) !== f.url.split('#')[0]) recentPages.saw(t.id, f.frameId, f.url, Date.now());
+    }
   }
 }).catch(() => {});
 
