@@ -244,8 +244,8 @@ func (r *Relay) buryTab(t *tab) {
 // the deny, and a person's tab among them, even closed or left, keeps the
 // download the person's (TestRedTeamBuriedTakesPersonsDownload).
 //
-// Without that word (an older extension, or one whose service worker has
-// just started and knows too little), only the very page a closed tab
+// Without that word (an older extension, or a download that no tab showed
+// in the last minute), only the very page a closed tab
 // showed, for linkTabWindow, and no open tab showing it. Not the origin
 // alone there: a person's download of the same site, from a tab they just
 // left or closed (a referrer of the origin alone, as a download from
