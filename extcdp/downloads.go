@@ -190,9 +190,11 @@ type closedTab struct {
 const maxClosedTabs = 256
 
 // buriedWindow is how long a closed tab's downloads may still begin: a
-// server may send a download's headers long after the click, and the
-// extension names the one tab that showed its page in the last minute.
-const buriedWindow = time.Minute
+// server may send a download's headers long after the click (with a
+// minute, a hostile page's download begun 70 s after it closed its tab
+// escaped the deny: TestRedTeamDeniedPageWaitsOutTheMinute). The
+// extension names the tabs that showed the page in as long.
+const buriedWindow = 10 * time.Minute
 
 // buryTab notes t, closing now, in closed when it is a program's own tab
 // (or its popup), with the behavior of its downloads, if any: a tab of no
@@ -235,7 +237,7 @@ func (r *Relay) buryTab(t *tab) {
 // server answers, after the page that asked may be gone.
 //
 // The extension names the tabs, open or closed, that showed the item's
-// page (its referrer) in the last minute, when no open tab shows it: a
+// page (its referrer) in the last buriedWindow, when no open tab shows it: a
 // page that changed its URL before its tab closed, or clicked in a frame,
 // began a download of a page its tab no longer showed
 // (TestRedTeamDiesMidDownload). The item is taken only when each of them
@@ -245,7 +247,7 @@ func (r *Relay) buryTab(t *tab) {
 // download the person's (TestRedTeamBuriedTakesPersonsDownload).
 //
 // Without that word (an older extension, or a download that no tab showed
-// in the last minute), only the very page a closed tab
+// in the last buriedWindow), only the very page a closed tab
 // showed, for linkTabWindow, and no open tab showing it. Not the origin
 // alone there: a person's download of the same site, from a tab they just
 // left or closed (a referrer of the origin alone, as a download from

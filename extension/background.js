@@ -1987,8 +1987,14 @@ const downloadSource = new Map();
  * What each tab showed of late, closed tabs too (lib/loads.js), kept in
  * the session's storage across the worker's stops. A worker that starts
  * with none (the browser's start) takes what the open tabs show now.
+ * Ten minutes, as the relay keeps a closed program's tab (extcdp
+ * buriedWindow): a server may hold a download's headers that long, and
+ * with a minute a hostile page's download that began 70 s after its tab
+ * closed escaped the deny, and a person's slow download begun on a page
+ * they had left a minute before was taken by a program's tab that
+ * visited it since (red team, 2026-12-01).
  */
-const recentPages = new RecentPages(60_000, 32, 512, -Infinity);
+const recentPages = new RecentPages(10 * 60_000, 32, 512, -Infinity);
 /** @type {ReturnType<typeof setTimeout> | undefined} */
 let recentSaving;
 let recentDue = 0;
@@ -2033,7 +2039,7 @@ void chrome.storage.session.get('recentPages').then(async (v) => {
 
 /**
  * The tabs that showed the page each download was begun from in the last
- * minute, when no open tab shows it, by chrome.downloads id.
+ * ten minutes, when no open tab shows it, by chrome.downloads id.
  * @type {Map<number, number[]>}
  */
 const downloadRecentTabs = new Map();

@@ -121,7 +121,7 @@ export function shows(referrer, url) {
 }
 
 /**
- * The pages (top documents and frames) each tab showed in the last minute,
+ * The pages (top documents and frames) each tab showed of late (keepMs),
  * closed tabs included. A download whose server is slow to answer begins
  * after its page is gone: the page changed its URL (history.replaceState),
  * the click came from one of its frames, or its tab closed. Such a
