@@ -186,8 +186,13 @@ type closedTab struct {
 }
 
 // maxClosedTabs bounds closed: a program opening and closing tabs in a
-// loop must not grow the relay.
-const maxClosedTabs = 256
+// loop must not grow the relay. With 256, a program that denies downloads
+// and went on to open and close 280 tabs in the minutes a hostile page's
+// download held its headers forgot that page's tab, and the file landed
+// in the person's Downloads folder (red team, 2 of 2, 2026-12-01). A
+// record past linkTabWindow keeps no page (only the exact-page path reads
+// it, within that window), so each is small.
+const maxClosedTabs = 8192
 
 // buriedWindow is how long a closed tab's downloads may still begin: a
 // server may send a download's headers long after the click (with a
@@ -207,20 +212,32 @@ func (r *Relay) buryTab(t *tab) {
 		return
 	}
 	dir, deny := r.heldBehavior(&download{tab: t})
-	d := &r.downloads
-	now := time.Now()
+	r.downloads.bury(closedTab{id: t.id, page: pageOf(t), dir: dir, deny: deny}, time.Now())
+}
+
+// bury notes g, a tab closed at now, in closed, and forgets the records
+// past buriedWindow, and the pages of those past linkTabWindow. Call with
+// the relay's mu held.
+func (d *downloadState) bury(g closedTab, now time.Time) {
+	g.at = now
+	if len(g.page) > maxReferrer {
+		g.page = "" // no referrer names it: Chrome sends the origin instead
+	}
 	kept := d.closed[:0]
-	for _, g := range d.closed {
-		if g.id == t.id && dir.dir == "" && !deny {
+	for _, o := range d.closed {
+		if o.id == g.id && g.dir.dir == "" && !g.deny {
 			// Noted as its client left, with the behavior the client gave;
 			// now the tab is gone, and the client with it.
-			dir, deny = g.dir, g.deny
+			g.dir, g.deny = o.dir, o.deny
 		}
-		if g.id != t.id && now.Sub(g.at) <= buriedWindow {
-			kept = append(kept, g)
+		if o.id != g.id && now.Sub(o.at) <= buriedWindow {
+			if now.Sub(o.at) > linkTabWindow {
+				o.page = ""
+			}
+			kept = append(kept, o)
 		}
 	}
-	d.closed = append(kept, closedTab{id: t.id, page: pageOf(t), at: now, dir: dir, deny: deny})
+	d.closed = append(kept, g)
 	if len(d.closed) > maxClosedTabs {
 		// The oldest of no behavior goes first: a page whose popups close
 		// one after another must not push its own tab's deny out.
@@ -302,6 +319,10 @@ func (r *Relay) closedTabOf(info wire.DownloadInfo) *closedTab {
 	}
 	return found
 }
+
+// maxReferrer is the longest referrer Chrome sends: a longer page's
+// downloads name its origin.
+const maxReferrer = 4096
 
 // buried is the closed program's tab id of the last buriedWindow, or nil.
 // Call with r.mu held.
