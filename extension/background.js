@@ -1992,7 +1992,9 @@ const downloadSource = new Map();
  * with a minute a hostile page's download that began 70 s after its tab
  * closed escaped the deny, and a person's slow download begun on a page
  * they had left a minute before was taken by a program's tab that
- * visited it since (red team, 2026-12-01).
+ * visited it since (red team, 2026-12-01). Closed tabs are kept as hashes,
+ * 8192 of them (lib/loads.js): another program's crawl of 530 tabs made
+ * the whole record of 512 tabs forget the person's.
  */
 const recentPages = new RecentPages(10 * 60_000, 32, 512, -Infinity);
 /** @type {ReturnType<typeof setTimeout> | undefined} */

@@ -136,34 +136,52 @@ export function shows(referrer, url) {
 const MAX_URL = 4096;
 
 /**
- * @typedef {{tops: Map<string, number>, pages: Map<string, number>, current: Map<number, string>, spilled: Map<string, number>, closedAt?: number}} Tab
- * tops: each page the tab's top showed, and when it last did; pages: the
- * same of its frames, apart, so that a page of many frames does not push
- * the tab's own pages out (red team: a person's tab that had shown 80
- * frames forgot its page, and their download went by a program's tab);
- * current: what
- * each frame shows (webNavigation tells of no frame's removal, so at most
- * perTab frames, the oldest going to pages); spilled: the origins of the
- * pages forgotten past perTab (a page that changes its URL over and over
- * to push its own out), and when those were last shown, each of which
- * stands for any page of its origin.
+ * @typedef {{tops: Map<string, number>, pages: Map<string, number>, current: Map<number, string>, spilled: Map<string, number>}} Tab
+ * An open tab. tops: each page the tab's top showed, and when it last did;
+ * pages: the same of its frames, apart, so that a page of many frames does
+ * not push the tab's own pages out (red team: a person's tab that had
+ * shown 80 frames forgot its page, and their download went by a program's
+ * tab); current: what each frame shows (webNavigation tells of no frame's
+ * removal, so at most perTab frames, the oldest going to pages); spilled:
+ * the origins of the pages forgotten past perTab (a page that changes its
+ * URL over and over to push its own out), and when those were last shown,
+ * each of which stands for any page of its origin.
+ */
+
+/**
+ * @typedef {{at: number, pages: Map<number, number>, origins: Map<number, number>, spilled: Map<number, number>}} Closed
+ * A closed tab, in few bytes, so that many can be kept: a tab closed at
+ * `at`, and the hashes (hash53) of the pages it showed (top and frames),
+ * of their origins (for a referrer that is an origin alone) and of its
+ * spilled origins, each with when it was last shown. 512 tabs kept whole
+ * were too few: 530 tabs closed by another program within the ten minutes
+ * made the extension forget the person's closed tab, and their slow
+ * download went by a denying program's tab alone (red team, 2026-12-01).
  */
 
 export class RecentPages {
   /**
    * @param {number} keepMs how long a page left, or a closed tab, counts
    * @param {number} perTab pages, frames and spilled origins kept per tab
-   * @param {number} maxTabs tabs kept
+   * @param {number} maxTabs open tabs kept
    * @param {number} since when the record began (the service worker's
    * start): until keepMs after it, tabsOf knows too little to say
+   * @param {number} maxClosed closed tabs kept
+   * @param {number} maxClosedEntries pages and origins kept of all the
+   * closed tabs together (each about 40 bytes saved)
    */
-  constructor(keepMs = 60_000, perTab = 32, maxTabs = 512, since = Date.now()) {
+  constructor(keepMs = 60_000, perTab = 32, maxTabs = 512, since = Date.now(), maxClosed = 8192, maxClosedEntries = 65_536) {
     this.keepMs = keepMs;
     this.perTab = perTab;
     this.maxTabs = maxTabs;
     this.since = since;
+    this.maxClosed = maxClosed;
+    this.maxClosedEntries = maxClosedEntries;
     /** @type {Map<number, Tab>} */
     this.tabs = new Map();
+    /** @type {Map<number, Closed>} in the order they closed */
+    this.closedTabs = new Map();
+    this.closedEntries = 0;
   }
 
   /**
@@ -208,8 +226,27 @@ export class RecentPages {
     const t = this.tabs.get(tabId);
     if (!t) return;
     this.left(t, now);
-    t.closedAt = now;
+    this.tabs.delete(tabId);
+    this.bury(tabId, compact(t, now, now - this.keepMs));
     this.prune(now);
+  }
+
+  /**
+   * @param {number} tabId
+   * @param {Closed} c
+   */
+  bury(tabId, c) {
+    this.forget(tabId);
+    this.closedTabs.set(tabId, c);
+    this.closedEntries += weight(c);
+  }
+
+  /** @param {number} tabId */
+  forget(tabId) {
+    const c = this.closedTabs.get(tabId);
+    if (!c) return;
+    this.closedTabs.delete(tabId);
+    this.closedEntries -= weight(c);
   }
 
   /**
@@ -225,14 +262,25 @@ export class RecentPages {
     /** @type {number[]} */
     const found = [];
     if (!referrer) return found;
-    const recent = (/** @type {number} */ at) => now - at <= this.keepMs;
+    const recent = (/** @type {number | undefined} */ at) => at !== undefined && now - at <= this.keepMs;
     for (const [id, t] of this.tabs) {
-      if (t.closedAt !== undefined && !recent(t.closedAt)) continue;
       const showed =
         [...t.current.values()].some((u) => shows(referrer, u)) ||
         [...t.tops, ...t.pages].some(([u, at]) => recent(at) && shows(referrer, u)) ||
         [...t.spilled].some(([o, at]) => recent(at) && sameOrigin(referrer, o));
       if (showed) found.push(id);
+    }
+    let ref;
+    try {
+      ref = new URL(referrer);
+    } catch {
+      return found;
+    }
+    const page = hash53(ref.href), origin = hash53(ref.origin);
+    const originOnly = ref.pathname === '/' && !ref.search;
+    for (const [id, c] of this.closedTabs) {
+      if (!recent(c.at)) continue;
+      if (recent(c.pages.get(page)) || recent(c.spilled.get(origin)) || (originOnly && recent(c.origins.get(origin)))) found.push(id);
     }
     return found;
   }
@@ -259,12 +307,8 @@ export class RecentPages {
     while (pages.size > this.perTab) {
       const [old, at] = pages.entries().next().value ?? ['', 0];
       pages.delete(old);
-      let origin;
-      try {
-        origin = new URL(old).origin;
-      } catch {
-        continue; // not a URL: nothing to stand for
-      }
+      const origin = originOf(old);
+      if (origin === undefined) continue; // not a URL: nothing to stand for
       const was = t.spilled.get(origin) ?? 0;
       t.spilled.delete(origin);
       t.spilled.set(origin, Math.max(was, at));
@@ -273,11 +317,16 @@ export class RecentPages {
   }
 
   /**
-   * The record as JSON values, for the session's storage.
-   * @returns {[number, [string, number][], [string, number][], [number, string][], [string, number][], number | undefined][]}
+   * The record as JSON values, for the session's storage: the open tabs
+   * whole, the closed ones as their hashes.
+   * @returns {{open: [number, [string, number][], [string, number][], [number, string][], [string, number][]][], closed: [number, number, number[], number[], number[]][]}}
    */
   save() {
-    return [...this.tabs].map(([id, t]) => [id, [...t.tops], [...t.pages], [...t.current], [...t.spilled], t.closedAt]);
+    return {
+      open: [...this.tabs].map(([id, t]) => [id, [...t.tops], [...t.pages], [...t.current], [...t.spilled]]),
+      // Each map flat, [hash, at, hash, at, …]: half the bytes of pairs.
+      closed: [...this.closedTabs].map(([id, c]) => [id, c.at, flat(c.pages), flat(c.origins), flat(c.spilled)]),
+    };
   }
 
   /**
@@ -285,36 +334,117 @@ export class RecentPages {
    * @param {unknown} saved
    */
   restore(saved) {
-    if (!Array.isArray(saved)) return;
-    for (const [id, tops, pages, current, spilled, closedAt] of saved) {
-      if (typeof id !== 'number' || this.tabs.has(id)) continue;
-      this.tabs.set(id, {
-        tops: new Map(tops), pages: new Map(pages), current: new Map(current), spilled: new Map(spilled),
-        ...(typeof closedAt === 'number' ? { closedAt } : {}),
-      });
+    if (!saved || typeof saved !== 'object' || Array.isArray(saved)) return; // none, or of an older extension
+    const { open, closed } = /** @type {{open?: unknown, closed?: unknown}} */ (saved);
+    if (Array.isArray(closed)) {
+      /** @type {Map<number, Closed>} */
+      const newer = new Map(this.closedTabs);
+      this.closedTabs = new Map();
+      this.closedEntries = 0;
+      for (const [id, at, pages, origins, spilled] of closed) {
+        if (typeof id !== 'number' || typeof at !== 'number' || newer.has(id) || this.tabs.has(id)) continue;
+        this.bury(id, { at, pages: unflat(pages), origins: unflat(origins), spilled: unflat(spilled) });
+      }
+      for (const [id, c] of newer) this.bury(id, c);
+    }
+    if (Array.isArray(open)) {
+      for (const [id, tops, pages, current, spilled] of open) {
+        if (typeof id !== 'number' || this.tabs.has(id) || this.closedTabs.has(id)) continue;
+        this.tabs.set(id, { tops: new Map(tops), pages: new Map(pages), current: new Map(current), spilled: new Map(spilled) });
+      }
     }
     this.prune(Date.now());
   }
 
   /**
-   * Forgets tabs closed long ago, and past maxTabs the longest closed,
-   * then the oldest.
+   * Forgets tabs closed long ago and, past maxClosed or maxClosedEntries,
+   * the longest closed; past maxTabs open tabs, the oldest open.
    * @param {number} now
    */
   prune(now) {
-    for (const [id, t] of this.tabs) {
-      if (t.closedAt !== undefined && now - t.closedAt > this.keepMs) this.tabs.delete(id);
-    }
-    if (this.tabs.size <= this.maxTabs) return;
-    const closed = [...this.tabs].filter(([, t]) => t.closedAt !== undefined).sort(([, a], [, b]) => (a.closedAt ?? 0) - (b.closedAt ?? 0));
-    for (const [id] of closed) {
-      if (this.tabs.size <= this.maxTabs) return;
-      this.tabs.delete(id);
+    for (const [id, c] of this.closedTabs) {
+      const expired = now - c.at > this.keepMs;
+      if (!expired && this.closedTabs.size <= this.maxClosed && this.closedEntries <= this.maxClosedEntries) break;
+      this.forget(id);
     }
     for (const id of this.tabs.keys()) {
       if (this.tabs.size <= this.maxTabs) return;
       this.tabs.delete(id);
     }
+  }
+}
+
+/**
+ * A closed tab's record: what it showed since `since`, hashed.
+ * @param {Tab} t
+ * @param {number} at when it closed
+ * @param {number} since
+ * @returns {Closed}
+ */
+function compact(t, at, since) {
+  /** @type {Closed} */
+  const c = { at, pages: new Map(), origins: new Map(), spilled: new Map() };
+  const later = (/** @type {Map<number, number>} */ m, /** @type {number} */ k, /** @type {number} */ when) => {
+    if (when >= since && when > (m.get(k) ?? -Infinity)) m.set(k, when);
+  };
+  for (const [u, when] of [...t.tops, ...t.pages]) {
+    later(c.pages, hash53(u), when);
+    const o = originOf(u);
+    if (o !== undefined) later(c.origins, hash53(o), when);
+  }
+  for (const [o, when] of t.spilled) later(c.spilled, hash53(o), when);
+  return c;
+}
+
+/** @param {Closed} c */
+function weight(c) {
+  return 1 + c.pages.size + c.origins.size + c.spilled.size;
+}
+
+/** @param {Map<number, number>} m */
+function flat(m) {
+  return [...m].flat();
+}
+
+/** @param {unknown} a */
+function unflat(a) {
+  /** @type {Map<number, number>} */
+  const m = new Map();
+  if (!Array.isArray(a)) return m;
+  for (let i = 0; i + 1 < a.length; i += 2) {
+    if (typeof a[i] === 'number' && typeof a[i + 1] === 'number') m.set(a[i], a[i + 1]);
+  }
+  return m;
+}
+
+/**
+ * A 53-bit hash of s (two 32-bit FNV-1a over its UTF-16 units, of two
+ * starting values), a number JSON keeps exactly. Not a cryptographic
+ * hash: a collision counts a closed tab as having shown a page it did not
+ * (at 65,536 entries, about one lookup in 10^11), and a page cannot
+ * choose what the person's tabs showed.
+ * @param {string} s
+ */
+export function hash53(s) {
+  let a = 0x811c9dc5, b = 0x050c5d1f;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x01000193);
+    b ^= b >>> 15;
+  }
+  return (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff);
+}
+
+/**
+ * @param {string} url
+ * @returns {string | undefined}
+ */
+function originOf(url) {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
   }
 }
 

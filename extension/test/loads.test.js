@@ -106,14 +106,74 @@ test('RecentPages: says nothing until it has watched for keepMs, and keeps frame
   assert.deepEqual(r.tabsOf('http://a.test/', 61_001), [1, 2], 'a URL too long to be a referrer stands as its origin');
 });
 
-test('RecentPages: past maxTabs, the longest closed go first', () => {
-  const r = new RecentPages(60_000, 4, 3, -1e12);
+test('RecentPages: past maxTabs the oldest open go, past maxClosed the longest closed', () => {
+  const r = new RecentPages(60_000, 4, 3, -1e12, 2);
   r.saw(1, 0, 'http://person.test/', 0);
   r.saw(2, 0, 'http://a.test/', 0);
   r.closed(2, 10);
   r.saw(3, 0, 'http://b.test/', 20);
   r.saw(4, 0, 'http://c.test/', 30);
   assert.deepEqual([...r.tabs.keys()], [1, 3, 4]);
+  assert.deepEqual([...r.closedTabs.keys()], [2]);
+  r.saw(5, 0, 'http://d.test/', 40);
+  assert.deepEqual([...r.tabs.keys()], [3, 4, 5], 'open tabs past maxTabs: the oldest goes');
+  r.closed(3, 50);
+  r.closed(4, 60);
+  assert.deepEqual([...r.closedTabs.keys()], [3, 4], 'closed tabs past maxClosed: the longest closed goes');
+  assert.deepEqual(r.tabsOf('http://c.test/', 70), [4]);
+  assert.deepEqual(r.tabsOf('http://a.test/', 70), []);
+});
+
+test('RecentPages: a crawl of thousands of tabs does not push out the person\'s closed tab', () => {
+  // 530 closes within the ten minutes made the extension forget the
+  // person's closed tab when it kept 512 tabs whole (red team, 2026-12-01).
+  const r = new RecentPages(600_000, 32, 512, -1e12);
+  r.saw(1, 0, 'http://person.test/slow', 0);
+  r.closed(1, 1000);
+  r.saw(2, 0, 'http://hostile.test/page', 1000);
+  for (let f = 1; f <= 40; f++) r.saw(2, f, `http://f${f}.hostile.test/frame`, 1000);
+  r.closed(2, 2000);
+  for (let i = 0; i < 5000; i++) {
+    const id = 100 + i, at = 3000 + i * 100;
+    r.saw(id, 0, `http://crawl.test/${i}`, at);
+    r.saw(id, 1, `http://crawl.test/${i}/frame`, at);
+    r.closed(id, at + 50);
+  }
+  const now = 540_000;
+  assert.deepEqual(r.tabsOf('http://person.test/slow', now), [1]);
+  assert.deepEqual(r.tabsOf('http://person.test/', now), [1], 'an origin alone names it too');
+  assert.deepEqual(r.tabsOf('http://hostile.test/page', now), [2]);
+  assert.deepEqual(r.tabsOf('http://f3.hostile.test/frame', now), [2], 'a spilled frame by its origin');
+  assert.deepEqual(r.tabsOf('http://crawl.test/4999', now), [5099]);
+  assert.deepEqual(r.tabsOf('http://person.test/other', now), [], 'no other page of the origin');
+  assert.deepEqual(r.tabsOf('http://person.test/slow', 1000 + 600_001), [], 'ten minutes, no more');
+  assert.ok(r.closedEntries <= r.maxClosedEntries);
+});
+
+test('RecentPages: the closed tabs stay bounded by their entries, and the record survives a save', () => {
+  const T = Date.now(); // restore forgets what closed over keepMs before now
+  const r = new RecentPages(600_000, 32, 512, -1e12, 8192, 1000);
+  for (let i = 0; i < 200; i++) {
+    for (let f = 0; f < 32; f++) r.saw(i, f, `http://o${f}.test/${i}`, T + i);
+    r.closed(i, T + i);
+  }
+  assert.ok(r.closedEntries <= 1000, `${r.closedEntries} entries`);
+  assert.ok(r.closedTabs.size < 200 && r.closedTabs.has(199));
+  r.saw(500, 0, 'http://open.test/page', T + 300);
+  const saved = JSON.parse(JSON.stringify(r.save()));
+  assert.ok(JSON.stringify(saved).length < 40 * 1000 + 4096, 'about 40 bytes an entry');
+  const back = new RecentPages(600_000, 32, 512, -1e12, 8192, 1000);
+  back.saw(501, 0, 'http://newer.test/', T + 400);
+  back.closed(501, T + 400);
+  back.restore(saved);
+  assert.deepEqual(back.tabsOf('http://o3.test/199', T + 500), [199]);
+  assert.deepEqual(back.tabsOf('http://open.test/page', T + 500), [500]);
+  assert.deepEqual(back.tabsOf('http://newer.test/', T + 500), [501]);
+  assert.deepEqual([...back.closedTabs.keys()].at(-1), 501, 'what is newer than the save stays the newest');
+  assert.equal(back.closedEntries, [...back.closedTabs.values()].reduce((n, c) => n + 1 + c.pages.size + c.origins.size + c.spilled.size, 0));
+  back.restore([[1, [], [], [], [], 0]]); // an older extension's record: nothing
+  back.restore('junk');
+  assert.deepEqual(back.tabsOf('http://o3.test/199', T + 500), [199]);
 });
 
 test('RecentPages: many frames do not push the tab\'s own page out; credentials are no part of a page', () => {
