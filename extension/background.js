@@ -2000,20 +2000,27 @@ const recentPages = new RecentPages(10 * 60_000, 32, 512, -Infinity);
 /** @type {ReturnType<typeof setTimeout> | undefined} */
 let recentSaving;
 let recentDue = 0;
+/** How long the last save took, in ms. */
+let recentCost = 0;
 /**
  * Saves the record: within 50 ms for a tab's page or close (the worker may
  * stop any moment), within half a second for frames; never more often
- * (a page that changes its URL in a loop).
+ * (a page that changes its URL in a loop), nor more than a tenth of the
+ * time (a crawl's thousands of closed tabs make a save of 2 MB, which
+ * takes tens of ms).
  * @param {boolean} soon
  */
 function saveRecentPages(soon) {
-  const due = Date.now() + (soon ? 50 : 500);
+  const due = Date.now() + Math.max(soon ? 50 : 500, Math.min(10 * recentCost, 2000));
   if (recentSaving !== undefined && recentDue <= due) return;
   clearTimeout(recentSaving);
   recentDue = due;
   recentSaving = setTimeout(() => {
     recentSaving = undefined;
-    void chrome.storage.session.set({ recentPages: recentPages.save() }).catch(() => {});
+    const began = performance.now();
+    void chrome.storage.session.set({ recentPages: recentPages.save() })
+      .then(() => { recentCost = performance.now() - began; })
+      .catch(() => {});
   }, due - Date.now());
 }
 /**
