@@ -105,6 +105,7 @@ func buriedWaitFile(dir, stem string, d time.Duration) {
 // closed program tab's and denied it (2 of 2 each, when it matched a
 // referrer of the origin alone); it matches the very page only now.
 func TestRedTeamBuriedTakesPersonsDownload(t *testing.T) {
+	t.Parallel() // a download test: its own servers and files; it waits on them beside the others
 	for _, tc := range []struct {
 		name     string
 		rp       string // the site's Referrer-Policy

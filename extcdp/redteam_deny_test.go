@@ -81,6 +81,7 @@ const clickDownload = `(() => { const a = document.createElement('a'); a.href = 
 // was the one it found, and the program's deny canceled the PERSON's
 // download.
 func TestRedTeamDenyLeavesThePersonsDownload(t *testing.T) {
+	t.Parallel() // a download test: its own servers and files; it waits on them beside the others
 	name := fmt.Sprintf("deny-statement-%d.bin", time.Now().UnixNano())
 	s, base := denyServe(t, 4*time.Second, 4*time.Second)
 	u, err := env.User(context.Background())
@@ -148,6 +149,7 @@ func TestRedTeamDenyLeavesThePersonsDownload(t *testing.T) {
 // cancel comes too late, and a finished denied download's file is removed:
 // the person's own file.
 func TestRedTeamDenyLeavesThePersonsFinishedFile(t *testing.T) {
+	t.Parallel() // a download test: its own servers and files; it waits on them beside the others
 	u, err := env.User(context.Background())
 	if err != nil {
 		t.Fatal(err)

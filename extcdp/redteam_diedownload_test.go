@@ -133,6 +133,7 @@ func dirFiles(dir string) []string {
 // session, was gone by then; it keeps the behavior of the download's
 // begin now, as Chrome fixes a download's path then.
 func TestRedTeamDiesMidDownload(t *testing.T) {
+	t.Parallel() // a download test: its own servers and files; it waits on them beside the others
 	for _, tc := range []struct {
 		name      string
 		behavior  string

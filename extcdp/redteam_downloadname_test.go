@@ -20,6 +20,7 @@ import (
 // file itself under the name Chrome gave it), or to land on a hidden file
 // of it. Each file must end in that directory, as a new file.
 func TestRedTeamDownloadNamesStayInTheDirectory(t *testing.T) {
+	t.Parallel() // a download test: its own servers and files; it waits on them beside the others
 	names := []string{
 		`../../escape.txt`, `..\\..\\escape.txt`, `/tmp/escape.txt`, `..`, `.`, ``,
 		"a\x00b.txt", "line\r\nX-Injected: 1.txt", `.bashrc`, `.profile`,

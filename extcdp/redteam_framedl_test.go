@@ -21,6 +21,7 @@ import (
 // auto-attaches (chromedp, Playwright and Puppeteer do) but does not turn
 // Page on in the frame (chromedp does not) never heard of the download.
 func TestRedTeamFrameDownloadsHeedTheBehavior(t *testing.T) {
+	t.Parallel() // a download test: its own servers and files; it waits on them beside the others
 	for _, tc := range []struct {
 		name             string
 		crossSite, popup bool

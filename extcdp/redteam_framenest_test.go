@@ -19,6 +19,7 @@ import (
 // 3). The extension now names the tab whose frame shows the download's
 // referrer.
 func TestRedTeamNestedAndUnwatchedFrameDownloadsDenied(t *testing.T) {
+	t.Parallel() // a download test: its own servers and files; it waits on them beside the others
 	for _, tc := range []struct {
 		name       string
 		autoAttach bool

@@ -17,6 +17,7 @@ import (
 // Denied 2 of 2 (red team, stop 42); pages are now kept without their
 // credentials, in the extension and the relay.
 func TestRedTeamPersonCredentialsURL(t *testing.T) {
+	t.Parallel() // a download test: its own servers and files; it waits on them beside the others
 	for _, tc := range []struct{ name, creds string }{{"control-no-credentials", ""}, {"person-tab-with-credentials", "x:y@"}} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &buriedSite{}

@@ -17,6 +17,7 @@ import (
 // The person's download was canceled 2 of 2 each (red team, stop 42);
 // now an open tab is named only when no other tab showed the page of late.
 func TestRedTeamPersonLeavesProgramTabOpen(t *testing.T) {
+	t.Parallel() // a download test: its own servers and files; it waits on them beside the others
 	for _, tc := range []struct {
 		name, rp string
 		samePage bool

@@ -22,6 +22,7 @@ import (
 // the person's file, and the program's own download landed in the
 // person's folder uncanceled (red team, 2 of 2).
 func TestRedTeamPersonsCrossSiteDownloadStaysThePersons(t *testing.T) {
+	t.Parallel() // a download test: its own servers and files; it waits on them beside the others
 	var n atomic.Int64
 	name := fmt.Sprintf("xpersons-%d.bin", time.Now().UnixNano())
 	files := loopbackServer(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

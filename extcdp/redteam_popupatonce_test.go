@@ -17,6 +17,7 @@ import (
 // landed in the person's Downloads folder (3 runs of 5 had one of 18 or
 // 21; none in 6 runs after).
 func TestRedTeamPopupDownloadsAtOnce(t *testing.T) {
+	t.Parallel() // a download test: its own servers and files; it waits on them beside the others
 	vectors := map[string]string{
 		"parse":   `%s`,
 		"timeout": `setTimeout(() => { %s }, 0)`,

@@ -80,6 +80,7 @@ func recentFrameServers(t *testing.T, n int) []string {
 // Landed 1 of 1 (red team on the first version, stop 42); closedTabOf now
 // takes the strictest behavior when every tab named is a program's.
 func TestRedTeamTwinEscapesDeny(t *testing.T) {
+	t.Parallel() // a download test: its own servers and files; it waits on them beside the others
 	for _, tc := range []struct {
 		name string
 		twin string // "close": the opener closes the twin; "away": the twin navigates away and stays; "selfclose": a noopener twin that stays open on the page; "" control
@@ -141,6 +142,7 @@ func TestRedTeamTwinEscapesDeny(t *testing.T) {
 // Denied 3 of 3 (red team, stop 42); a tab's top pages are now kept apart
 // from its frames', and its frames are bounded.
 func TestRedTeamHeavyPersonTabForgotten(t *testing.T) {
+	t.Parallel() // a download test: its own servers and files; it waits on them beside the others
 	for _, tc := range []struct {
 		name  string
 		heavy int

@@ -75,6 +75,7 @@ func TestRedTeamPersonsFrameDownloadStaysThePersons(t *testing.T) {
 // though the program's frame had told of the download: it escaped the deny
 // (red team, 2 of 2 each). The frame that told of it now counts.
 func TestRedTeamHostileFrameDownloadBesideThePersonsTab(t *testing.T) {
+	t.Parallel() // a download test: its own servers and files; it waits on them beside the others
 	for _, tc := range []string{"origin", "exact"} {
 		t.Run(tc, func(t *testing.T) {
 			s := serveFrameSites(t)

@@ -23,6 +23,7 @@ import (
 // may give the program the person's download: its events and its file,
 // moved out of the person's Downloads into the program's directory.
 func TestRedTeamDownloadOfTheSameURLStaysThePersons(t *testing.T) {
+	t.Parallel() // a download test: its own servers and files; it waits on them beside the others
 	var n atomic.Int64
 	dl := loopbackServer(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {

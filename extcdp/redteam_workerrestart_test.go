@@ -88,6 +88,7 @@ func TestRedTeamWorkerRestartForgetsPersonsTab(t *testing.T) {
 // (the very page the closed tab showed) fails too.
 // Landed 6 of 6 (red team, stop 42); fixed with the person's twin above.
 func TestRedTeamCredentialsURLEscapesDeny(t *testing.T) {
+	t.Parallel() // a download test: its own servers and files; it waits on them beside the others
 	for _, tc := range []struct{ name, creds string }{{"control-no-credentials", ""}, {"credentials-in-url", "x:y@"}} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &buriedSite{}
