@@ -30,35 +30,86 @@ node scripts/check-inpage-js.mjs
 step "Playwright and Puppeteer for the CDP endpoint checks: npm ci"
 (cd extcdp/testdata/clients && npm ci --no-audit --no-fund --loglevel=error)
 
-# Two lanes from here. extcdp's tests (half of all the tests' time) run in
-# one from the start, its lines marked [extcdp]; the rest run one after the
-# other in the second: vet, staticcheck, the other packages one at a time,
-# chromedp's suite, the fuzz targets. extcdp alone leaves the machine about
-# 60% idle (its tests wait on the browser: 62% idle over its first 6
-# minutes on 2026-12-01), so the second lane fits in its idle time, where
-# before the suite and the fuzz targets waited for it (go test 1790 s, the
-# whole run 2741 s on 2026-12-01). Never more than two browser test
-# processes at once: four at once (extcdp in two halves beside go test -p
-# 2) took longer and failed six tests (2026-12-01). A failed step does not
-# stop the others; the run fails at the end, naming each failed step.
-failed=()
-run() { local name=$1; shift; "$@" || failed+=("$name"); }
+# Two lanes from here, never more than two browser test processes at once
+# (four at once, extcdp in two halves beside go test -p 2, took longer and
+# failed six tests on 2026-12-01). The first runs extcdp's tests (its lines
+# marked [lane 1]); the second go vet, the other packages one at a time and
+# chromedp's suite. extcdp alone leaves the machine about 60% idle (its
+# tests wait on the browser: 62% over 28 minutes on 2026-12-01), so the
+# second lane runs in that idle time, where before it waited for extcdp (go
+# test 1790 s, the whole run 2741 s on 2026-12-01). Then each lane takes
+# what is left (staticcheck, the fuzz targets) until none is. A failed step
+# does not stop the others; the run fails at the end, naming each.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+touch "$work/failed"
+run() { local name=$1; shift; "$@" || echo "$name" >> "$work/failed"; }
 
-step "go test ./extcdp, in its own lane (lines marked [extcdp])"
-# A test that fails beside the others is run again alone, and named.
-( scripts/go-test.sh ./extcdp 2>&1 | sed -u 's/^/[extcdp] /' ) &
-extcdp_lane=$!
+# Each fuzz target runs on its own (-fuzz takes one target per package);
+# LIVETAB_FUZZTIME shortens or lengthens the runs. Inputs that fail are
+# written to the package's testdata/fuzz/ and stay as seeds.
+# 10 s each: the whole run took 27 min with 60 s on 2026-11-27, 42 min
+# with 45 s on a slower 2-core machine on 2026-11-29, 47 with 30 s and 35
+# with 20 s on 2026-11-30, over the 30 minutes CI should take.
+fuzztime="${LIVETAB_FUZZTIME:-10s}"
+
+# Go 1.26's fuzz coordinator can fail a target with a bare "context deadline
+# exceeded" at the end of -fuzztime, having found nothing: a race between
+# its deadline and its workers' stop (go.dev/issue/75804, fixed in Go 1.27).
+# That one failure, with no failing input written, is taken as the race
+# once the target's corpus, replayed without fuzzing, passes. Any other
+# failure fails the run. One worker (-parallel 1): the other lane's
+# browser tests share the machine.
+fuzz_one() {
+  local out status
+  out=$(mktemp)
+  { go test -run '^$' -fuzz "^$1\$" -fuzztime "$fuzztime" -fuzzminimizetime 5s -parallel 1 -timeout 10m "$2" 2>&1 \
+    && echo 0 > "$out.rc" || echo $? > "$out.rc"; } | tee "$out"
+  status=$(cat "$out.rc")
+  if [ "$status" != 0 ] && grep -q '^    context deadline exceeded$' "$out" \
+    && ! grep -q 'Failing input written\|^panic: \|^    --- FAIL' "$out"; then
+    echo "-- $1: Go's fuzz deadline race (go.dev/issue/75804), no failing input; replaying its corpus"
+    go test -count=1 -run "^$1\$" -timeout 10m "$2" && status=0
+  fi
+  rm -f "$out" "$out.rc"
+  return "$status"
+}
+
+# The work either lane takes when its own is done: whichever lane claims a
+# job first (mkdir is atomic) runs it.
+leftover() {
+  local job
+  for job in staticcheck FuzzDecode:./internal/wire FuzzChunks:./bridge FuzzClientHandle:./extcdp \
+    FuzzClientCommand:./extcdp FuzzPolicyURL:./policy; do
+    mkdir "$work/${job%%:*}" 2>/dev/null || continue
+    case $job in
+      staticcheck)
+        # Pinned, and run from the module proxy rather than go.mod: a tool
+        # of the tests, not a dependency of livetab. v0.8.2 is staticcheck
+        # 2026.2.2, the newest release on 2026-11-23; it reads go 1.26.
+        step "staticcheck"
+        run staticcheck go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... ;;
+      *)
+        step "fuzz: ${job%%:*} (${job#*:}) for $fuzztime"
+        run "fuzz ${job%%:*}" fuzz_one "${job%%:*}" "${job#*:}" ;;
+    esac
+  done
+}
+
+step "lane 1: go test ./extcdp (lines marked [lane 1])"
+# A test that fails beside the others is run again alone, and named. Its
+# download tests (t.Parallel) wait on slow servers, four at a time at the
+# end: 6 minutes of waits one after the other (2026-12-01).
+(
+  run "go test ./extcdp" scripts/go-test.sh -parallel 4 ./extcdp
+  leftover
+) 2>&1 | sed -u 's/^/[lane 1] /' &
+lane1=$!
 
 step "go vet"
 run "go vet" go vet ./...
 
-# Pinned, and run from the module proxy rather than go.mod: a tool of the
-# tests, not a dependency of livetab. v0.8.2 is staticcheck 2026.2.2, the
-# newest release on 2026-11-23; it reads go 1.26.
-step "staticcheck"
-run staticcheck go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
-
-# One package at a time (-p 1): with extcdp's lane, two browser test
+# One package at a time (-p 1): with the first lane, two browser test
 # processes at once, as go test -p 2 ran them before.
 step "go test, every package but extcdp, one at a time"
 mapfile -t others < <(go list ./... | grep -v '/extcdp$')
@@ -78,49 +129,9 @@ run "go test" scripts/go-test.sh -p 1 "${others[@]}"
 step "chromedp's test suite through livetab (in process)"
 run "chromedp suite" scripts/chromedp-suite.sh -suite.backends inproc
 
-# Each fuzz target runs on its own (-fuzz takes one target per package);
-# LIVETAB_FUZZTIME shortens or lengthens the runs. Inputs that fail are
-# written to the package's testdata/fuzz/ and stay as seeds.
-# 10 s each: the whole run took 27 min with 60 s on 2026-11-27, 42 min
-# with 45 s on a slower 2-core machine on 2026-11-29, 47 with 30 s and 35
-# with 20 s on 2026-11-30, over the 30 minutes CI should take.
-fuzztime="${LIVETAB_FUZZTIME:-10s}"
-
-# Go 1.26's fuzz coordinator can fail a target with a bare "context deadline
-# exceeded" at the end of -fuzztime, having found nothing: a race between
-# its deadline and its workers' stop (go.dev/issue/75804, fixed in Go 1.27).
-# That one failure, with no failing input written, is taken as the race
-# once the target's corpus, replayed without fuzzing, passes. Any other
-# failure fails the run.
-fuzz_one() {
-  local out status
-  out=$(mktemp)
-  { go test -run '^$' -fuzz "^$1\$" -fuzztime "$fuzztime" -fuzzminimizetime 5s -parallel 1 -timeout 10m "$2" 2>&1 \
-    && echo 0 > "$out.rc" || echo $? > "$out.rc"; } | tee "$out"
-  status=$(cat "$out.rc")
-  if [ "$status" != 0 ] && grep -q '^    context deadline exceeded$' "$out" \
-    && ! grep -q 'Failing input written\|^panic: \|^    --- FAIL' "$out"; then
-    echo "-- $1: Go's fuzz deadline race (go.dev/issue/75804), no failing input; replaying its corpus"
-    go test -count=1 -run "^$1\$" -timeout 10m "$2" && status=0
-  fi
-  rm -f "$out" "$out.rc"
-  return "$status"
-}
-
-step "fuzz: each target for $fuzztime, one worker (beside extcdp's lane)"
-for target in \
-  "FuzzDecode ./internal/wire" \
-  "FuzzChunks ./bridge" \
-  "FuzzClientHandle ./extcdp" \
-  "FuzzClientCommand ./extcdp" \
-  "FuzzPolicyURL ./policy"; do
-  set -- $target
-  echo "-- $1 ($2)"
-  run "fuzz $1" fuzz_one "$1" "$2"
-done
-
-step "waiting for go test ./extcdp"
-wait "$extcdp_lane" || failed+=("go test ./extcdp")
+leftover
+step "waiting for lane 1"
+wait "$lane1" || true
 
 # The media benchmarks once, on 10 MB, on a machine the tests have left:
 # figures and ratios to read, no pass or fail on speed (a benchmark, not a
@@ -128,8 +139,8 @@ wait "$extcdp_lane" || failed+=("go test ./extcdp")
 step "media benchmarks on 10 MB (livetab ÷ plain Chromium, same run)"
 run "media benchmarks" bash -c "set -o pipefail; LIVETAB_BENCH_MB=10 go test -count=1 -run '^\$' -bench 'Capture100MB|Upload100MB' -benchtime 1x -timeout 10m ./capture ./upload | awk -f scripts/media-ratios.awk"
 
-if [ ${#failed[@]} -gt 0 ]; then
-  step "failed: ${failed[*]}"
+if [ -s "$work/failed" ]; then
+  step "failed: $(paste -sd, "$work/failed")"
   exit 1
 fi
 step "done"
