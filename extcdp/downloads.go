@@ -21,6 +21,7 @@ import (
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/target"
 
+	"github.com/livetab/livetab/bridge"
 	"github.com/livetab/livetab/internal/wire"
 	"github.com/livetab/livetab/livetabcdp"
 )
@@ -1054,30 +1055,12 @@ func (r *Relay) watchPopupDownloads(t *tab) {
 	}
 	t.downloadWatch = true
 	r.goWork(clientTimeout, func(ctx context.Context) {
-		err := r.ensureAttached(ctx, t)
-		if err == nil {
-			_, err = r.ask(ctx, t, "", cdproto.CommandPageEnable, emptyObject)
-		}
-		if err == nil {
-			// A frame of another site tells of its downloads on its own
-			// session only (watchFrameDownloads).
-			_, err = r.ask(ctx, t, "", cdproto.CommandTargetSetAutoAttach, jsonv2.Value(watchAutoAttach))
-		}
-		var res jsonv2.Value
-		if err == nil {
-			// Where the popup is now: a download is joined to it by the
-			// page it shows (fromTab), and the extension's report of its
-			// load can come late.
-			res, err = r.ask(ctx, t, "", cdproto.CommandTargetGetTargetInfo, emptyObject)
-		}
-		var info target.GetTargetInfoResult
-		if err == nil {
-			if err = jsonv2.Unmarshal(res, &info, wire.Options); err == nil && info.TargetInfo != nil {
-				r.mu.Lock()
-				if u := info.TargetInfo.URL; u != "" && u != t.info.URL {
-					r.moveTo(t, u)
-				}
-				r.mu.Unlock()
+		err := r.watchPopup(ctx, t)
+		if errors.Is(err, bridge.ErrExtensionGone) || errors.Is(err, bridge.ErrNotConnected) {
+			// The service worker stopped on the way: once it is back,
+			// once more (refreshTabs may have listed the popup already).
+			if err = r.b.WaitConnected(ctx); err == nil {
+				err = r.watchPopup(ctx, t)
 			}
 		}
 		if err != nil {
@@ -1087,6 +1070,41 @@ func (r *Relay) watchPopupDownloads(t *tab) {
 			r.mu.Unlock()
 		}
 	})
+}
+
+// watchPopup attaches to the popup t, turns on what tells of its downloads
+// and notes where it is.
+func (r *Relay) watchPopup(ctx context.Context, t *tab) error {
+	if err := r.ensureAttached(ctx, t); err != nil {
+		return err
+	}
+	if _, err := r.ask(ctx, t, "", cdproto.CommandPageEnable, emptyObject); err != nil {
+		return err
+	}
+	// A frame of another site tells of its downloads on its own session
+	// only (watchFrameDownloads).
+	if _, err := r.ask(ctx, t, "", cdproto.CommandTargetSetAutoAttach, jsonv2.Value(watchAutoAttach)); err != nil {
+		return err
+	}
+	// Where the popup is now: a download is joined to it by the page it
+	// shows (fromTab), and the extension's report of its load can come
+	// late.
+	res, err := r.ask(ctx, t, "", cdproto.CommandTargetGetTargetInfo, emptyObject)
+	if err != nil {
+		return err
+	}
+	var info target.GetTargetInfoResult
+	if err := jsonv2.Unmarshal(res, &info, wire.Options); err != nil {
+		return err
+	}
+	if info.TargetInfo != nil {
+		r.mu.Lock()
+		if u := info.TargetInfo.URL; u != "" && u != t.info.URL {
+			r.moveTo(t, u)
+		}
+		r.mu.Unlock()
+	}
+	return nil
 }
 
 // watchAutoAttach is the relay's auto-attach on a popup it watches.

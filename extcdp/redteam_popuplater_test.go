@@ -23,7 +23,8 @@ import (
 // clients' tabs, a program that denied downloads found the popup's files
 // in the person's Downloads folder, and one that named a downloadPath did
 // not get them. The watch holds after the extension's service worker
-// restarted (deny-after-worker-stop): the relay hears of the popup anew;
+// restarted (deny-after-worker-stop): the debugger outlives the worker,
+// and the relay once let go of the popup it found attached with no session;
 // and after the popup's frame went to a URL extensions may not debug,
 // which ends the debugger's session there (deny-after-reattach): the
 // relay's own Page and auto-attach are sent again.

@@ -706,11 +706,16 @@ func (r *Relay) reconcile(attached []int64) {
 	for _, t := range r.tabs {
 		if t.attached && !still[t.id] {
 			r.debuggerGone(t, "extension_restarted")
+			// Watched again when refreshTabs lists it.
+			t.downloadWatch = false
 		}
 	}
 	for id := range still {
 		t := r.tabs[id]
-		if t == nil || len(t.sessions) == 0 && !r.hasChildSessions(t) {
+		// A popup the relay watches for its downloads has no session
+		// and stays: letting go of it lost the watch after every stop
+		// of the service worker (TestRedTeamPopupsLaterDownloadsHeedTheBehavior).
+		if t == nil || len(t.sessions) == 0 && !r.hasChildSessions(t) && !r.keepsForDownloads(t) {
 			if t != nil {
 				r.guardOff(t)
 				t.attached = false

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -92,7 +93,12 @@ func StartEnv(opts Options) (*Env, error) {
 		env.Close()
 		return nil, err
 	}
-	if env.Relay, err = extcdp.NewRelay(env.Bridge, extcdp.RelayOptions{}); err != nil {
+	var ro extcdp.RelayOptions
+	if os.Getenv("LIVETAB_TEST_RELAY_LOG") != "" {
+		// What the relay did and refused, for a look inside.
+		ro.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if env.Relay, err = extcdp.NewRelay(env.Bridge, ro); err != nil {
 		env.Close()
 		return nil, err
 	}
