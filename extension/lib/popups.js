@@ -125,8 +125,10 @@ export function drivenRules(pol, otherTabIds, firstId) {
 }
 
 /**
- * The rules that hold the pages Chrome fetches ahead for an owner's tabs
- * off private addresses. A page's speculation rules (in the page or in a
+ * The rules that hold the loads no page of the owner's domains started:
+ * in the tabs the owner opened, every main-frame load outside its domains
+ * (below), and in its tabs, the pages Chrome fetches ahead off private
+ * addresses. A page's speculation rules (in the page or in a
  * Speculation-Rules header) have Chrome prefetch or prerender a URL from
  * the browser: a main-frame request of the tab that no page of the
  * owner's domains started, which the page's Fetch interception never sees
@@ -137,7 +139,7 @@ export function drivenRules(pol, otherTabIds, firstId) {
  * its error page. The owner's own navigations have no initiator either;
  * the guard refuses those before they leave, redirects included, and the
  * tabs a person shared are left out by the caller (their address bar is
- * theirs). Without blockPrivate, none.
+ * theirs). Without blockPrivate, none of the latter.
  * @param {Policy} pol
  * @param {number[]} excludedTabIds the tabs the rules leave alone
  * @param {number} firstId
@@ -145,9 +147,13 @@ export function drivenRules(pol, otherTabIds, firstId) {
  * @returns {Rule[]}
  */
 export function aheadRules(pol, excludedTabIds, firstId, ownTabIds = []) {
-  // Outside the domains too, for an owner that guards its loads: Chrome
-  // serves the later navigation from what it fetched ahead, which the
-  // guard's Fetch never sees either (TestRedTeamPrerenderActivationOutsideTheDomains).
+  // Outside the domains too: Chrome serves a guarding owner's later
+  // navigation from what it fetched ahead, which the guard's Fetch never
+  // sees (TestRedTeamPrerenderActivationOutsideTheDomains); and the
+  // owner's own navigation (Page.navigate, Target.createTarget's URL), which
+  // no page started, went out to the place its allowed URL redirected to,
+  // and once a client read that page before the relay heard of the commit
+  // (TestRedTeamNavigateRedirectsOutside).
   // Only in the tabs the owner opened, named: rules that leave out the
   // tabs listed at the last refresh held every new tab's first load,
   // the person's too, outside the owner's domains.
@@ -156,7 +162,7 @@ export function aheadRules(pol, excludedTabIds, firstId, ownTabIds = []) {
   // have no initiator (TestRedTeamAllowedIPv6AndCIDRNavigate), so there
   // are none.
   const unnamed = pol.domains.some((d) => d.trim() !== '*' && dnrDomain(d) === '');
-  const outside = pol.guardsLoads && ownTabIds.length && !unnamed
+  const outside = ownTabIds.length && !unnamed
     ? domainRules(pol, [], firstId, ['main_frame'], true, ownTabIds) : [];
   return outside.concat(privateAheadRules(pol, excludedTabIds, firstId + outside.length));
 }

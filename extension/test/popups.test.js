@@ -188,8 +188,17 @@ test('aheadRules hold a guarding owner\'s pages fetched ahead to its domains', (
   assert.equal(blocked(rules, { url: 'http://a.localhost:9/', tabId: 3, type: 'main_frame' }), false);
   assert.equal(blocked(rules, { url: 'http://b.localhost:9/', initiator: 'a.localhost', tabId: 3, type: 'main_frame' }), false);
   assert.equal(blocked(rules, { url: 'http://b.localhost:9/', tabId: 3, type: 'sub_frame' }), false);
-  // Not for an owner the rules hold by page-started loads (drivenRules).
-  assert.deepEqual(aheadRules({ ...pol, guardsLoads: false }, [1, 2], 100), []);
+  assert.deepEqual(aheadRules({ ...pol, guardsLoads: false }, [1, 2], 100), [], 'no tab of the owner\'s');
+});
+
+test('aheadRules hold the owner\'s own navigation that redirects outside its domains', () => {
+  // Page.navigate or Target.createTarget's URL: no page started it, so
+  // drivenRules' page-started rules never match its redirect.
+  const pol = { sharedOnly: false, domains: ['127.0.0.1'] };
+  const rules = aheadRules(pol, [1, 2], 100, [3]);
+  assert.equal(blocked(rules, { url: 'http://127.0.0.2:9/secret', tabId: 3, type: 'main_frame' }), true);
+  assert.equal(blocked(rules, { url: 'http://127.0.0.1:9/r', tabId: 3, type: 'main_frame' }), false);
+  assert.equal(blocked(rules, { url: 'http://127.0.0.2:9/secret', tabId: 1, type: 'main_frame' }), false, 'a tab the person shared');
 });
 
 test('drivenRules hold only the main frame of the owner\'s tabs, none without tabs', () => {
