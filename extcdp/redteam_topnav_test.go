@@ -16,10 +16,11 @@ import (
 // to its domains embeds a frame of another site; the client clicks into
 // it (as an agent clicks what it sees), and the frame, with that user
 // activation, sends the whole tab to its own site. The extension's rules
-// hold loads that pages of the domains start, not those of a frame from
-// elsewhere: the tab loads the outside page (the request goes out; left),
-// and before the relay heard the tab's new URL the client read it (2 of 3
-// runs); now the commit ends its session first (0 of 3).
+// held loads that pages of the domains start, not those of a frame from
+// elsewhere: the tab loaded the outside page, and before the relay heard
+// the tab's new URL the client read it (2 of 3 runs); the commit then
+// ended its session first (0 of 3), and now, in a tab the client opened,
+// the rules hold the load before it leaves.
 func TestRedTeamFrameTakesTheTopOutside(t *testing.T) {
 	var outside atomic.Int64
 	var all atomic.Int64
@@ -68,6 +69,9 @@ func TestRedTeamFrameTakesTheTopOutside(t *testing.T) {
 		time.Sleep(25 * time.Millisecond)
 	}
 	t.Logf("the outside page was requested %d times (%d requests in all)", outside.Load(), all.Load())
+	if n := outside.Load(); n != 0 {
+		t.Errorf("the outside page was requested %d times: the tab the client opened left its domains", n)
+	}
 	if read != "" {
 		t.Errorf("a client held to 127.0.0.1 read the page a frame of another site sent its tab to: %s", read)
 	}
