@@ -270,12 +270,15 @@ func (d *downloadState) bury(g closedTab, now time.Time) {
 // alone there: a person's download of the same site, from a tab they just
 // left or closed (a referrer of the origin alone, as a download from
 // another origin sends), was denied or taken into the program's
-// directory (red team, 2 of 2 each). An item with no referrer is not
-// taken: it may be the person's, typed in the address bar. Call with
-// r.mu held.
+// directory (red team, 2 of 2 each). An item with no referrer goes by
+// the extension's word alone: the tabs that navigated to its URL (the
+// person's typed in the address bar), else those that showed a page of
+// its origin (a page's <a download> with referrerPolicy no-referrer,
+// which escaped the deny: TestRedTeamDiesMidDownload). Call with r.mu
+// held.
 func (r *Relay) closedTabOf(info wire.DownloadInfo) *closedTab {
 	d, tabs := &r.downloads, r.tabs
-	if info.Referrer == "" || info.ReferrerTabID != 0 {
+	if info.Referrer == "" && len(info.RecentTabIDs) == 0 || info.ReferrerTabID != 0 {
 		return nil // no page to go by, or an open tab showed it
 	}
 	now := time.Now()

@@ -42,7 +42,7 @@ func slowDownloadServer(t *testing.T) (*slowDownloads, string) {
 		name := strings.TrimPrefix(r.URL.Path, "/file/")
 		hdr, _ := strconv.Atoi(r.URL.Query().Get("hdr"))
 		body, _ := strconv.Atoi(r.URL.Query().Get("body"))
-		s.note("request %s", name)
+		s.note("request %s referer=%q", name, r.Referer())
 		select {
 		case <-time.After(time.Duration(hdr) * time.Millisecond):
 		case <-r.Context().Done():
@@ -180,6 +180,9 @@ func TestRedTeamDiesMidDownload(t *testing.T) {
 		// the headers after the 10 s the relay kept a closed tab.
 		{"deny-origin-referrer-closes-itself-before-begin", "deny", false, true, 1500, 300, "click", false, false, true, "origin"},
 		{"deny-page-closes-itself-headers-after-12s", "deny", false, true, 12000, 300, "click", false, false, true, ""},
+		// Or it sent no referrer at all (rel=noreferrer). Held when
+		// written (2026-12-01): Chrome's download item still names the page.
+		{"deny-no-referrer-closes-itself-before-begin", "deny", false, true, 1500, 300, "click", false, false, true, "noreferrer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stem := fmt.Sprintf("rt-die-%s-%d", tc.name, time.Now().UnixNano())
@@ -212,6 +215,8 @@ func TestRedTeamDiesMidDownload(t *testing.T) {
 				b.eval(sid, "history.replaceState(null, '', '/elsewhere?x'), 1")
 			case tc.how == "origin":
 				b.eval(sid, strings.Replace(fmt.Sprintf(clickDownload, url), "a.download = '';", "a.download = ''; a.referrerPolicy = 'origin';", 1))
+			case tc.how == "noreferrer":
+				b.eval(sid, strings.Replace(fmt.Sprintf(clickDownload, url), "a.download = '';", "a.download = ''; a.referrerPolicy = 'no-referrer';", 1))
 			case tc.how == "frame":
 				b.eval(sid, `new Promise(r => { const f = document.createElement('iframe'); f.src = '/inner-frame'; f.onload = r; document.body.appendChild(f) }).then(() => 1)`)
 				b.eval(sid, fmt.Sprintf("document.querySelector('iframe').contentWindow.eval(%q)", fmt.Sprintf(clickDownload, url)))
@@ -262,6 +267,70 @@ func TestRedTeamDiesMidDownload(t *testing.T) {
 			}
 			if tc.stay && tc.behavior != "deny" && len(dirFiles(dir)) == 0 {
 				t.Errorf("%s: the client (still connected) has nothing in its directory", tc.name)
+			}
+		})
+	}
+}
+
+// TestRedTeamPersonsNoReferrerDownloadStaysThePersons: the controls of the
+// no-referrer case above. A program that denies downloads showed a page of
+// a site and closed its tab; then the person downloads from that site with
+// no referrer at all: typed in the address bar (a tab opened on the file's
+// URL), or from their own page of the site with referrerPolicy
+// no-referrer. The program's closed tab showed the origin, but the
+// download is the person's: it lands in their Downloads folder.
+func TestRedTeamPersonsNoReferrerDownloadStaysThePersons(t *testing.T) {
+	t.Parallel() // a download test: its own servers and files; it waits on them beside the others
+	for _, how := range []string{"typed", "own-page"} {
+		t.Run(how, func(t *testing.T) {
+			stem := fmt.Sprintf("rt-nr-person-%s-%d", how, time.Now().UnixNano())
+			s, base := slowDownloadServer(t)
+			srv, tok := endpoint(t)
+			b := dialRawTo(t, srv, tok)
+			b.must("", "Browser.setDownloadBehavior", map[string]any{"behavior": "deny", "eventsEnabled": true})
+			tid, sid := b.open(base + "/page")
+			b.eval(sid, "document.readyState === 'complete' || new Promise(r => onload = r)")
+			b.must("", "Target.closeTarget", map[string]any{"targetId": tid})
+			time.Sleep(300 * time.Millisecond)
+			u, err := env.User(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer u.Close()
+			file := fmt.Sprintf("/file/%s.bin?hdr=1500&body=300", stem)
+			switch how {
+			case "typed":
+				id, err := u.OpenTab(t.Context(), base+file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				closeUserTab(t, id)
+			case "own-page":
+				id, err := u.OpenTab(t.Context(), base+"/page")
+				if err != nil {
+					t.Fatal(err)
+				}
+				closeUserTab(t, id)
+				click := strings.Replace(fmt.Sprintf(clickDownload, file), "a.download = '';", "a.download = ''; a.referrerPolicy = 'no-referrer';", 1)
+				if _, err := u.Eval(t.Context(), id, `new Promise(r => document.readyState === 'complete' ? r() : onload = r)`); err != nil {
+					t.Fatal(err)
+				}
+				// The person's click: with a user gesture, as Chrome wants
+				// of a download.
+				res, err := u.Call(t.Context(), "Target.attachToTarget", map[string]any{"targetId": id, "flatten": true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := u.CallSession(t.Context(), field(res, "sessionId"), "Runtime.evaluate", map[string]any{"expression": click, "userGesture": true}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			buriedWaitFile(personsDownloads(), stem, 8*time.Second)
+			for _, l := range s.lines() {
+				t.Logf("server: %s", l)
+			}
+			if landed := inPersonsDownloads(stem); len(landed) == 0 {
+				t.Errorf("%s: the person's download with no referrer did not land in their Downloads folder (a program's closed tab that denies had shown the site)", how)
 			}
 		})
 	}

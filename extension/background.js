@@ -15,7 +15,7 @@ import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
 import { parsePolicy, policyOwner } from './lib/policy.js';
 import { FIRST_RULE_ID, aheadRules, closedRules, drivenRules, mergedPrivateRules, popupRules, workerRules } from './lib/popups.js';
 import { commandRefusal, navigateRefusal, needsTabUrl } from './lib/unsafe.js';
-import { NewTabLoads, RecentPages, referrerTab } from './lib/loads.js';
+import { NewTabLoads, RecentNavigations, RecentPages, originReferrer, referrerTab } from './lib/loads.js';
 import { readActivity } from './lib/activity.js';
 
 /**
@@ -1860,6 +1860,7 @@ function ownPageNavigation(d, committed) {
 }
 chrome.webNavigation.onBeforeNavigate.addListener((d) => {
   ownPageNavigation(d, false);
+  recentNavigations.add(d.tabId, d.url, Date.now());
   // A later load of a popup (window.open('') and then a location).
   const source = sourceOf.get(d.tabId);
   if (d.frameId === 0 && born.has(d.tabId) && source !== undefined) newTabLoads.add(d.tabId, d.url, source, Date.now());
@@ -1997,6 +1998,8 @@ const downloadSource = new Map();
  * the whole record of 512 tabs forget the person's.
  */
 const recentPages = new RecentPages(10 * 60_000, 32, 512, -Infinity);
+/** The tabs that navigated to each URL of late: a download with no referrer goes by them. */
+const recentNavigations = new RecentNavigations(10 * 60_000);
 /** @type {ReturnType<typeof setTimeout> | undefined} */
 let recentSaving;
 let recentDue = 0;
@@ -2129,6 +2132,19 @@ chrome.downloads.onCreated.addListener((item) => {
         if (recent) downloadRecentTabs.set(item.id, recent);
         if (downloadRecentTabs.size > 256) downloadRecentTabs.delete(downloadRecentTabs.keys().next().value ?? -1);
       }
+    } else if (!load) {
+      // No referrer at all: the tabs that navigated to its URL (the
+      // person's address bar, a frame), else those that showed a page of
+      // its origin, whose <a download> with referrerPolicy no-referrer
+      // escaped a program's deny once its tab had closed (TestRedTeamDiesMidDownload).
+      const now = Date.now();
+      let recent = [...new Set([item.url, item.finalUrl].flatMap((u) => recentNavigations.tabsOf(u, now)))];
+      if (!recent.length) {
+        const origin = originReferrer(item.finalUrl || item.url);
+        recent = (origin && recentPages.tabsOf(origin, now)) || [];
+      }
+      if (recent.length) downloadRecentTabs.set(item.id, recent);
+      if (downloadRecentTabs.size > 256) downloadRecentTabs.delete(downloadRecentTabs.keys().next().value ?? -1);
     }
     emit(notifyText('ext.download', downloadInfo(item)));
   });

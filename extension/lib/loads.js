@@ -418,6 +418,81 @@ function unflat(a) {
 }
 
 /**
+ * The tabs that navigated to each URL of late (webNavigation's
+ * onBeforeNavigate, every frame): a download that sends no referrer at all
+ * is joined to the tab that asked for its URL (the person's, typed in the
+ * address bar; a page's frame), before the origin it came from stands for
+ * its page (TestRedTeamDiesMidDownload).
+ */
+export class RecentNavigations {
+  /**
+   * @param {number} keepMs how long a navigation counts
+   * @param {number} max URLs kept, the oldest going first
+   */
+  constructor(keepMs = 10 * 60_000, max = 1024) {
+    this.keepMs = keepMs;
+    this.max = max;
+    /** @type {Map<string, Map<number, number>>} by URL (no fragment), each tab and when */
+    this.byURL = new Map();
+  }
+
+  /**
+   * @param {number} tabId
+   * @param {string} url
+   * @param {number} now
+   */
+  add(tabId, url, now) {
+    const key = navKey(url);
+    if (key === undefined) return;
+    const tabs = this.byURL.get(key) ?? new Map();
+    this.byURL.delete(key);
+    tabs.delete(tabId);
+    tabs.set(tabId, now);
+    while (tabs.size > 16) tabs.delete(tabs.keys().next().value ?? -1);
+    this.byURL.set(key, tabs);
+    while (this.byURL.size > this.max) this.byURL.delete(this.byURL.keys().next().value ?? '');
+  }
+
+  /**
+   * The tabs that navigated to url in the last keepMs.
+   * @param {string | undefined} url
+   * @param {number} now
+   * @returns {number[]}
+   */
+  tabsOf(url, now) {
+    const key = url ? navKey(url) : undefined;
+    const tabs = key === undefined ? undefined : this.byURL.get(key);
+    return tabs ? [...tabs].filter(([, at]) => now - at <= this.keepMs).map(([id]) => id) : [];
+  }
+}
+
+/**
+ * A URL without its fragment, or undefined for one too long to keep or
+ * not a URL.
+ * @param {string} url
+ */
+function navKey(url) {
+  if (url.length > MAX_URL) return undefined;
+  try {
+    const u = new URL(url);
+    u.hash = '';
+    return u.href;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The origin a download with no referrer stands for, as a referrer of the
+ * origin alone ("https://host/"), or undefined (data:, an opaque origin).
+ * @param {string | undefined} url
+ */
+export function originReferrer(url) {
+  const origin = url ? originOf(url) : undefined;
+  return origin && origin !== 'null' ? origin + '/' : undefined;
+}
+
+/**
  * A 53-bit hash of s (two 32-bit FNV-1a over its UTF-16 units, of two
  * starting values), a number JSON keeps exactly. Not a cryptographic
  * hash: a collision counts a closed tab as having shown a page it did not

@@ -1,7 +1,7 @@
 // @ts-check
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LOAD_MS, MAX_LOADS, NewTabLoads, RecentPages, referrerTab } from '../lib/loads.js';
+import { LOAD_MS, MAX_LOADS, NewTabLoads, RecentNavigations, RecentPages, originReferrer, referrerTab } from '../lib/loads.js';
 
 test('a download is joined to the new tab that began to load its URL, once', () => {
   const loads = new NewTabLoads();
@@ -185,4 +185,31 @@ test('RecentPages: many frames do not push the tab\'s own page out; credentials 
   assert.deepEqual(r.tabsOf('http://shop.test/page', 40), [1]);
   r.saw(2, 0, 'http://x:y@cred.test/page?a', 0);
   assert.deepEqual(r.tabsOf('http://cred.test/page?a', 10), [2]);
+});
+
+test('RecentNavigations names the tabs that asked for a URL of late, bounded', () => {
+  const n = new RecentNavigations(1000, 3);
+  n.add(1, 'http://a.test/file.zip#x', 0);
+  n.add(2, 'http://a.test/file.zip', 10);
+  assert.deepEqual(n.tabsOf('http://a.test/file.zip', 500).sort(), [1, 2]);
+  assert.deepEqual(n.tabsOf('http://a.test/file.zip', 1005), [2], 'past keepMs');
+  assert.deepEqual(n.tabsOf('http://a.test/other', 10), []);
+  assert.deepEqual(n.tabsOf(undefined, 10), []);
+  for (const u of ['http://b.test/', 'http://c.test/', 'http://d.test/']) n.add(3, u, 20);
+  assert.deepEqual(n.tabsOf('http://a.test/file.zip', 30), [], 'past max, the oldest URL went');
+  n.add(4, 'not a url', 0);
+  n.add(4, 'http://e.test/' + 'x'.repeat(5000), 0);
+  assert.equal(n.byURL.size, 3);
+});
+
+test('originReferrer stands for a download with no referrer by its origin', () => {
+  assert.equal(originReferrer('http://127.0.0.1:9/file/x.bin?a=1'), 'http://127.0.0.1:9/');
+  assert.equal(originReferrer('blob:http://127.0.0.1:9/0b6f'), 'http://127.0.0.1:9/');
+  assert.equal(originReferrer('data:text/plain,hi'), undefined);
+  assert.equal(originReferrer(''), undefined);
+  // A closed tab that showed a page of the origin is named by it.
+  const r = new RecentPages(60_000, 32, 512, -Infinity);
+  r.saw(7, 0, 'http://127.0.0.1:9/page', 0);
+  r.closed(7, 10);
+  assert.deepEqual(r.tabsOf(originReferrer('http://127.0.0.1:9/file/x.bin') ?? '', 20), [7]);
 });
