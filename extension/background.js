@@ -188,9 +188,11 @@ function refreshRules() {
         rules = rules.concat(driven);
         // Pages fetched ahead, in the owner's tabs and the new tabs pages
         // open; not in the tabs a person shared.
-        const notAhead = ids.filter((x) => !born.has(x) && !maybe.has(x) && !(mine.has(x) && (created.has(x) || holding.has(x))));
+        // A tab the person shared is theirs, whoever opened it.
+        const opened = (/** @type {number} */ x) => mine.has(x) && (created.has(x) || holding.has(x)) && !shared.has(x);
+        const notAhead = ids.filter((x) => !born.has(x) && !maybe.has(x) && !opened(x));
         if (notAhead.length < ids.length) {
-          const own = ids.filter((x) => mine.has(x) && (created.has(x) || holding.has(x)));
+          const own = ids.filter(opened);
           const ahead = aheadRules(pol, notAhead, id, own);
           id += ahead.length;
           rules = rules.concat(ahead);
@@ -1468,6 +1470,11 @@ const ops = {
     leaving.delete(tabId);
     await restored;
     if (created.delete(tabId)) persist();
+    if (holding.delete(tabId)) persistPolicies();
+    // The rules that hold the loads no page started in the tabs an owner
+    // opened would block the person's address bar in it from now on
+    // (red team: ERR_BLOCKED_BY_CLIENT, 2 of 3).
+    await refreshRules();
     const tab = await chrome.tabs.get(tabId).catch(() => undefined);
     if (tab) tabEvent('ext.tabUpdated', tab);
     return {};
