@@ -1059,20 +1059,40 @@ func (r *Relay) watchPopupDownloads(t *tab) {
 	t.downloadWatch = true
 	r.goWork(clientTimeout, func(ctx context.Context) {
 		err := r.watchPopup(ctx, t)
-		if errors.Is(err, bridge.ErrExtensionGone) || errors.Is(err, bridge.ErrNotConnected) {
+		if workerAway(err) {
 			// The service worker stopped on the way: once it is back,
-			// once more (refreshTabs may have listed the popup already).
+			// once more (refreshTabs may have listed the popup already),
+			// if a client still cares.
 			if err = r.b.WaitConnected(ctx); err == nil {
-				err = r.watchPopup(ctx, t)
+				r.mu.Lock()
+				cares := r.keepsForDownloads(t)
+				r.mu.Unlock()
+				if cares {
+					err = r.watchPopup(ctx, t)
+				}
 			}
 		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
 		if err != nil {
 			r.log.Info("could not watch a popup's downloads", "tab", t.id, "err", err)
-			r.mu.Lock()
 			t.downloadWatch = false
-			r.mu.Unlock()
+		}
+		// The client may have stopped caring while the attach waited for
+		// the extension: nothing else lets go of the popup then, and the
+		// person saw the debugging bar on it for as long as it lived (red
+		// team, 3 of 3).
+		if !r.keepsForDownloads(t) {
+			t.downloadWatch = false
+			r.releaseIfUnused(t)
 		}
 	})
+}
+
+// workerAway reports whether err says the extension went away under a
+// command: its socket closed, or chrome.debugger's "No SW".
+func workerAway(err error) bool {
+	return errors.Is(err, bridge.ErrExtensionGone) || errors.Is(err, bridge.ErrNotConnected) || err != nil && err.Error() == "No SW"
 }
 
 // watchPopup attaches to the popup t, turns on what tells of its downloads

@@ -19,6 +19,7 @@ import (
 // blocked it while the client stayed attached (ERR_BLOCKED_BY_CLIENT, 2 of
 // 3, red team 2026-12-01).
 func TestRedTeamKeptTabAddressBar(t *testing.T) {
+	t.Parallel() // its own servers and tabs; it waits 11 s twice beside the others
 	outside := testsite.NewCounter(t, "127.0.0.2", "<title>person</title>person")
 	allowed := testsite.NewCounter(t, "127.0.0.1", "<title>allowed</title>ok")
 	srv, tok := endpoint(t)
