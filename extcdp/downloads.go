@@ -1057,6 +1057,8 @@ func (r *Relay) watchPopupDownloads(t *tab) {
 		return
 	}
 	t.downloadWatch = true
+	t.watchGen++
+	gen := t.watchGen
 	r.goWork(clientTimeout, func(ctx context.Context) {
 		err := r.watchPopup(ctx, t)
 		if workerAway(err) {
@@ -1074,6 +1076,9 @@ func (r *Relay) watchPopupDownloads(t *tab) {
 		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
+		if t.watchGen != gen {
+			return // a later watch (after reconcile) is the tab's now
+		}
 		if err != nil {
 			r.log.Info("could not watch a popup's downloads", "tab", t.id, "err", err)
 			t.downloadWatch = false

@@ -293,6 +293,9 @@ type tab struct {
 	// client's tab, with Page on, so that it hears of the popup's
 	// downloads (watchPopupDownloads).
 	downloadWatch bool
+	// watchGen counts the watches begun on the tab, so that a watch cut
+	// short undoes nothing of a later one (watchPopupDownloads).
+	watchGen int
 	// behind: the tab was not the active one of its window when the
 	// relay first heard of it: a tab the person opened from a link with
 	// Ctrl or the middle button. Chrome opens a page's popups in front.
