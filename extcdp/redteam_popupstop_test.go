@@ -20,13 +20,15 @@ import (
 // folder (red team 2026-12-01; the relay's watch of a popup cut by
 // chrome.debugger's "No SW" is now tried again).
 func TestRedTeamPopupDownloadAcrossWorkerStops(t *testing.T) {
-	// Left: a popup that downloads while the worker is away: page-1stop
-	// and page-2stops (3 of 3 landed), late-2stops (1 of 3): the extension
-	// drops chrome.debugger's and chrome.downloads' events until the
-	// bridge welcomes it, and a small file is done by then; and attach-*,
-	// whose popup's own URL is the attachment and closes as it downloads
-	// (1 of 3, 2 of 3).
-	for _, run := range []string{"page-0stop", "late-1stop"} {
+	// slow-*: the popup's download, begun while the worker is away, is
+	// still on its way when it is back: the extension dropped what
+	// chrome.debugger and chrome.downloads told it before the bridge
+	// welcomed it, and the relay never heard of the download; it now tells
+	// them then. Left: a small file done while the worker is away
+	// (page-1stop and page-2stops, 3 of 3 landed; late-2stops 1 of 3),
+	// and attach-*, whose popup's own URL is the attachment and closes as
+	// it downloads (1 of 3, 2 of 3).
+	for _, run := range []string{"page-0stop", "late-1stop", "slow-1stop", "slow-2stops"} {
 		t.Run(run, func(t *testing.T) {
 			kind, _, _ := strings.Cut(run, "-")
 			stops := 1
@@ -45,6 +47,20 @@ func TestRedTeamPopupDownloadAcrossWorkerStops(t *testing.T) {
 					w.Header().Set("Content-Type", "application/octet-stream")
 					w.Header().Set("Content-Disposition", `attachment; filename="`+strings.TrimPrefix(r.URL.Path, "/file/")+`"`)
 					fmt.Fprint(w, "MZ payload")
+					if kind == "slow" {
+						// The rest over 4 s: still on its way when the
+						// worker is back.
+						w.(http.Flusher).Flush()
+						for range 20 {
+							select {
+							case <-r.Context().Done():
+								return
+							case <-time.After(200 * time.Millisecond):
+							}
+							fmt.Fprint(w, strings.Repeat("x", 1024))
+							w.(http.Flusher).Flush()
+						}
+					}
 				case r.URL.Path == "/popup":
 					delay := "0"
 					if kind == "late" {

@@ -815,6 +815,35 @@ function emit(text) {
   if (state === 'ready' && ws) send(ws, text);
 }
 
+// What Chrome told of downloads while no bridge listened (the service
+// worker stopped and started, the bridge reconnects): a popup of a program
+// that denies downloads began one then, and the relay, never told, let it
+// land in the person's Downloads folder (red team, 2026-12-01). Told once
+// the bridge welcomes us, within AWAY_MS; a download done by then stays.
+/** @type {{text: string, at: number}[]} */
+const awayDownloads = [];
+const AWAY_MS = 60_000;
+const AWAY_MAX = 256;
+
+/**
+ * Sends a download's event now, or once the bridge is back.
+ * @param {string} text
+ */
+function emitDownload(text) {
+  if (state === 'ready' && ws) {
+    send(ws, text);
+    return;
+  }
+  awayDownloads.push({ text, at: Date.now() });
+  if (awayDownloads.length > AWAY_MAX) awayDownloads.shift();
+}
+
+/** @param {WebSocket} sock */
+function tellAwayDownloads(sock) {
+  const now = Date.now();
+  for (const d of awayDownloads.splice(0)) if (now - d.at <= AWAY_MS) send(sock, d.text);
+}
+
 // ---- connection ------------------------------------------------------------
 
 /** @returns {Promise<Settings>} */
@@ -1085,6 +1114,7 @@ async function pair(sock, f) {
   // say the state again (the relay ignores a state it already has).
   send(sock, notifyText('ext.paused', { paused }));
   tellHeldAway(sock);
+  tellAwayDownloads(sock);
   backoff.reset();
   setLastClose(null);
   pongs = false;
@@ -1675,6 +1705,8 @@ chrome.debugger.onEvent.addListener((source, method, params) => {
     send(ws, eventText(method, params, source.tabId, source.sessionId));
   } else if (method === 'Fetch.requestPaused' || method === 'Fetch.authRequired') {
     holdAway(source, method, params);
+  } else if ((method === 'Page.downloadWillBegin' || method === 'Page.downloadProgress') && source.tabId !== undefined) {
+    emitDownload(eventText(method, params, source.tabId, source.sessionId));
   }
 });
 
@@ -2123,7 +2155,6 @@ chrome.downloads.onCreated.addListener((item) => {
     downloadSource.set(item.id, load.source);
     if (downloadSource.size > 256) downloadSource.delete(downloadSource.keys().next().value ?? -1);
   }
-  if (state !== 'ready') return;
   queueTabEvent('downloads', async () => {
     if (!load && item.referrer) {
       let tab = await downloadTab(item.referrer);
@@ -2153,17 +2184,17 @@ chrome.downloads.onCreated.addListener((item) => {
       if (recent.length) downloadRecentTabs.set(item.id, recent);
       if (downloadRecentTabs.size > 256) downloadRecentTabs.delete(downloadRecentTabs.keys().next().value ?? -1);
     }
-    emit(notifyText('ext.download', downloadInfo(item)));
+    emitDownload(notifyText('ext.download', downloadInfo(item)));
   });
 });
 
 chrome.downloads.onChanged.addListener((delta) => {
   // Only the changes that matter to a waiting client: the end, and the
   // final file name.
-  if (state !== 'ready' || !(delta.state || delta.filename || delta.error)) return;
+  if (!(delta.state || delta.filename || delta.error)) return;
   queueTabEvent('downloads', async () => {
     const [item] = await chrome.downloads.search({ id: delta.id });
-    if (item) emit(notifyText('ext.download', downloadInfo(item)));
+    if (item) emitDownload(notifyText('ext.download', downloadInfo(item)));
   });
 });
 
