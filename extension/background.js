@@ -826,14 +826,18 @@ const AWAY_MS = 60_000;
 const AWAY_MAX = 256;
 
 /**
- * Sends a download's event now, or once the bridge is back.
+ * Sends a download's event now, or once the bridge is back. Only while
+ * livetab has tabs of programs: the person's downloads of a time no
+ * program was there are nobody's business.
  * @param {string} text
  */
-function emitDownload(text) {
+async function emitDownload(text) {
   if (state === 'ready' && ws) {
     send(ws, text);
     return;
   }
+  await restored;
+  if (!ours.size && !created.size && !born.size) return;
   awayDownloads.push({ text, at: Date.now() });
   if (awayDownloads.length > AWAY_MAX) awayDownloads.shift();
 }
@@ -1706,7 +1710,7 @@ chrome.debugger.onEvent.addListener((source, method, params) => {
   } else if (method === 'Fetch.requestPaused' || method === 'Fetch.authRequired') {
     holdAway(source, method, params);
   } else if ((method === 'Page.downloadWillBegin' || method === 'Page.downloadProgress') && source.tabId !== undefined) {
-    emitDownload(eventText(method, params, source.tabId, source.sessionId));
+    void emitDownload(eventText(method, params, source.tabId, source.sessionId));
   }
 });
 
@@ -2184,7 +2188,7 @@ chrome.downloads.onCreated.addListener((item) => {
       if (recent.length) downloadRecentTabs.set(item.id, recent);
       if (downloadRecentTabs.size > 256) downloadRecentTabs.delete(downloadRecentTabs.keys().next().value ?? -1);
     }
-    emitDownload(notifyText('ext.download', downloadInfo(item)));
+    await emitDownload(notifyText('ext.download', downloadInfo(item)));
   });
 });
 
@@ -2194,7 +2198,7 @@ chrome.downloads.onChanged.addListener((delta) => {
   if (!(delta.state || delta.filename || delta.error)) return;
   queueTabEvent('downloads', async () => {
     const [item] = await chrome.downloads.search({ id: delta.id });
-    if (item) emitDownload(notifyText('ext.download', downloadInfo(item)));
+    if (item) await emitDownload(notifyText('ext.download', downloadInfo(item)));
   });
 });
 
