@@ -384,6 +384,10 @@ func (c *Client) createTarget(ctx context.Context, m *cdproto.Message, sid targe
 	if c.refuseURL(m, sid) {
 		return
 	}
+	if why := fileURLRefusal(p.URL); why != "" {
+		c.fail(m.ID, sid, -32000, why)
+		return
+	}
 	// Not cancelled with the client: a tab Chrome opens must be known, to
 	// be closed below should the client be gone by then. Left to itself it
 	// would be nobody's, and everybody's. It is the relay's work, so that

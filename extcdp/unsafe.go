@@ -224,6 +224,11 @@ func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session)
 	case browserSchemes[scheme]:
 		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses Page.navigate to %q: through the extension only http, https, file, data, blob, javascript and about:blank URLs are navigated; %s: pages cannot be debugged by an extension (the debugger would detach, and chrome:// debug pages crash the tab or the browser); open it in the browser yourself", p.URL, scheme))
 		return true
+	case scheme == "file":
+		if why := fileURLRefusal(p.URL); why != "" {
+			c.fail(m.ID, m.SessionID, -32000, why)
+			return true
+		}
 	case !navigateSchemes[scheme]:
 		// Chrome hands a scheme it does not know to another program and
 		// answers net::ERR_ABORTED, the tab staying where it was; the relay

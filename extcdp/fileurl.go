@@ -1,0 +1,103 @@
+package extcdp
+
+import (
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// statTimeout bounds the look at a file: URL's file: a path on a file
+// system that does not answer is refused rather than wait.
+const statTimeout = 2 * time.Second
+
+// fileURLRefusal says why the relay refuses to have Chrome load the file: URL
+// u, or "" when it does not. Chrome's file loader opens the file in the
+// browser, and a FIFO that no one writes holds that open for good: the tab
+// then answered no debugger, the person's own DevTools included, until the
+// person navigated it away, and the client's Page.navigate was never
+// answered (red team, 4 of 4; Chrome does the same for its own port). A
+// device, a socket or another special file is no page either. The relay runs
+// on the browser's machine (the bridge listens on loopback only), so it
+// looks at the file first: only a regular file or a directory, or a path
+// that does not exist or cannot be read (Chrome shows its error page at
+// once), is loaded.
+func fileURLRefusal(u string) string {
+	path, ok := fileURLPath(u)
+	if !ok {
+		return ""
+	}
+	type result struct {
+		fi  fs.FileInfo
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		fi, err := os.Stat(path) // follows links, as Chrome's open does
+		done <- result{fi, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(statTimeout):
+		return fmt.Sprintf("livetab refuses to load %q: its file system did not answer within %v, and Chrome would wait for it with the tab unanswering", u, statTimeout)
+	}
+	if res.err != nil {
+		return ""
+	}
+	switch m := res.fi.Mode(); {
+	case m.IsRegular(), m.IsDir():
+		return ""
+	default:
+		return fmt.Sprintf("livetab refuses to load %q: %s is a %s, not a regular file or a directory: Chrome opens the file in the browser, and one that never opens (a pipe no one writes) leaves the tab answering no debugger until the person navigates it away", u, path, fileKind(m))
+	}
+}
+
+// fileURLPath is the local path a file: URL names, as Chrome reads it:
+// backslashes are slashes, the host (localhost or none) is not part of it,
+// and the path is percent-decoded.
+func fileURLPath(u string) (string, bool) {
+	scheme, rest, ok := urlScheme(u)
+	if !ok || scheme != "file" {
+		return "", false
+	}
+	rest = strings.ReplaceAll(rest, `\`, "/")
+	rest, _, _ = strings.Cut(rest, "#")
+	rest, _, _ = strings.Cut(rest, "?")
+	if after, ok := strings.CutPrefix(rest, "//"); ok {
+		// file://host/path: the path starts at the host's end.
+		if i := strings.IndexByte(after, '/'); i >= 0 {
+			rest = after[i:]
+		} else {
+			rest = "/"
+		}
+	}
+	p, err := url.PathUnescape(rest)
+	if err != nil {
+		return "", false
+	}
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // file:tmp/x is file:///tmp/x
+	}
+	if runtime.GOOS == "windows" && len(p) >= 3 && p[2] == ':' {
+		p = p[1:] // /C:/x
+	}
+	return filepath.Clean(filepath.FromSlash(p)), true
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	default:
+		return "special file"
+	}
+}

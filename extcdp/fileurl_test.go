@@ -1,0 +1,46 @@
+package extcdp
+
+import (
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+func TestFileURLPath(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the paths below are POSIX paths")
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"file:///tmp/a.html", "/tmp/a.html"},
+		{"file://localhost/tmp/a.html?q#f", "/tmp/a.html"},
+		{"file://host/tmp/a%20b.html", "/tmp/a b.html"},
+		{"file:tmp/x", "/tmp/x"},
+		{"file:/tmp/x", "/tmp/x"},
+		{" FILE:\\\\\\tmp\\x ", "/tmp/x"},
+		{"file:///tmp/../etc/./x", "/etc/x"},
+		{"file://", "/"},
+	} {
+		got, ok := fileURLPath(tc.in)
+		if !ok || got != filepath.FromSlash(tc.want) {
+			t.Errorf("fileURLPath(%q) = %q, %v; want %q", tc.in, got, ok, tc.want)
+		}
+	}
+	for _, in := range []string{"http://x/file:///tmp", "about:blank", "file:///%zz"} {
+		if got, ok := fileURLPath(in); ok {
+			t.Errorf("fileURLPath(%q) = %q; want none", in, got)
+		}
+	}
+}
+
+func TestFileURLRefusal(t *testing.T) {
+	dir := t.TempDir()
+	if why := fileURLRefusal("file://" + filepath.ToSlash(dir)); why != "" {
+		t.Errorf("a directory: %s", why)
+	}
+	if why := fileURLRefusal("file://" + filepath.ToSlash(dir) + "/missing.html"); why != "" {
+		t.Errorf("a missing file (Chrome's error page): %s", why)
+	}
+	if why := fileURLRefusal("https://example.com/"); why != "" {
+		t.Errorf("not a file: URL: %s", why)
+	}
+}
