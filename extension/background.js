@@ -158,6 +158,23 @@ function persist() {
 /** @type {Promise<void>} */
 let rulesChain = Promise.resolve();
 
+/**
+ * Whether a page of a tab that test holds opened tab id, or of a tab such a
+ * page opened, and so on (webNavigation's sources, a few steps up).
+ * @param {number} id
+ * @param {(id: number) => boolean} test
+ */
+function descendsFrom(id, test) {
+  let x = id;
+  for (let i = 0; i < 16 && born.has(x); i++) {
+    const src = sourceOf.get(x);
+    if (src === undefined) return false;
+    if (test(src)) return true;
+    x = src;
+  }
+  return false;
+}
+
 /** Rewrites the popup rules from the owners' policies and the open tabs. */
 function refreshRules() {
   const next = rulesChain.then(async () => {
@@ -192,7 +209,12 @@ function refreshRules() {
         const opened = (/** @type {number} */ x) => mine.has(x) && (created.has(x) || holding.has(x)) && !shared.has(x);
         const notAhead = ids.filter((x) => !born.has(x) && !maybe.has(x) && !opened(x));
         if (notAhead.length < ids.length) {
-          const own = ids.filter(opened);
+          // And the new tabs the pages of those opened, and theirs: a load
+          // there that no page of the domains started, a page that made its
+          // origin opaque (a CSP sandbox) sending its popup away, went out
+          // (red team: popupRules name the domains as initiators, and an
+          // opaque one is none of them).
+          const own = ids.filter((x) => opened(x) || (!shared.has(x) && descendsFrom(x, opened)));
           const ahead = aheadRules(pol, notAhead, id, own);
           id += ahead.length;
           rules = rules.concat(ahead);
@@ -1969,6 +1991,8 @@ chrome.webNavigation.onCreatedNavigationTarget.addListener((d) => {
   if (livetabs(d.sourceTabId) && !born.has(d.tabId) && !unguarded.has(d.tabId)) {
     born.add(d.tabId);
     maybe.delete(d.tabId);
+    // Its loads no page of the domains starts are held from now on.
+    if (owners.size) void refreshRules().catch(() => {});
   }
   if (livetabs(d.sourceTabId)) newTabLoads.add(d.tabId, d.url, d.sourceTabId, Date.now());
   persist();
