@@ -68,12 +68,12 @@ func fileURLPath(u string) (string, bool) {
 	rest = strings.ReplaceAll(rest, `\`, "/")
 	rest, _, _ = strings.Cut(rest, "#")
 	rest, _, _ = strings.Cut(rest, "?")
+	host := ""
 	if after, ok := strings.CutPrefix(rest, "//"); ok {
 		// file://host/path: the path starts at the host's end.
+		host, rest = after, "/"
 		if i := strings.IndexByte(after, '/'); i >= 0 {
-			rest = after[i:]
-		} else {
-			rest = "/"
+			host, rest = after[:i], after[i:]
 		}
 	}
 	p, err := url.PathUnescape(rest)
@@ -83,8 +83,14 @@ func fileURLPath(u string) (string, bool) {
 	if !strings.HasPrefix(p, "/") {
 		p = "/" + p // file:tmp/x is file:///tmp/x
 	}
-	if runtime.GOOS == "windows" && len(p) >= 3 && p[2] == ':' {
-		p = p[1:] // /C:/x
+	if runtime.GOOS == "windows" {
+		if host != "" && !strings.EqualFold(host, "localhost") {
+			// A share, or the pipes' own namespace (file://./pipe/x).
+			return `\\` + host + filepath.Clean(filepath.FromSlash(p)), true
+		}
+		if len(p) >= 3 && p[2] == ':' {
+			p = p[1:] // /C:/x
+		}
 	}
 	return filepath.Clean(filepath.FromSlash(p)), true
 }
