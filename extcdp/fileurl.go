@@ -3,7 +3,6 @@ package extcdp
 import (
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -76,10 +75,10 @@ func fileURLPath(u string) (string, bool) {
 			host, rest = after[:i], after[i:]
 		}
 	}
-	p, err := url.PathUnescape(rest)
-	if err != nil {
-		return "", false
-	}
+	// A malformed escape stays as it is, as for Chrome: a segment with one
+	// followed by ".." (file:///tmp/%zz/../fifo) names the file all the
+	// same, where url.PathUnescape gave up and the file went unseen.
+	p := string(percentDecode(rest))
 	if !strings.HasPrefix(p, "/") {
 		p = "/" + p // file:tmp/x is file:///tmp/x
 	}

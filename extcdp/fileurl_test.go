@@ -25,7 +25,17 @@ func TestFileURLPath(t *testing.T) {
 			t.Errorf("fileURLPath(%q) = %q, %v; want %q", tc.in, got, ok, tc.want)
 		}
 	}
-	for _, in := range []string{"http://x/file:///tmp", "about:blank", "file:///%zz"} {
+	for _, tc := range []struct{ in, want string }{
+		{"file:///tmp/sub/%zz/../../x", "/tmp/x"},
+		{"file:///tmp/%zz", "/tmp/%zz"},
+		{"file:///tmp/a%2", "/tmp/a%2"},
+		{"file:///tmp/%41", "/tmp/A"},
+	} {
+		if got, ok := fileURLPath(tc.in); !ok || got != filepath.FromSlash(tc.want) {
+			t.Errorf("fileURLPath(%q) = %q, %v; want %q", tc.in, got, ok, tc.want)
+		}
+	}
+	for _, in := range []string{"http://x/file:///tmp", "about:blank"} {
 		if got, ok := fileURLPath(in); ok {
 			t.Errorf("fileURLPath(%q) = %q; want none", in, got)
 		}

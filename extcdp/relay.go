@@ -40,6 +40,7 @@ type Relay struct {
 	clients  map[*Client]struct{}
 
 	downloads downloadState
+	fifos     chan struct{} // the FIFO watches running (fileload.go)
 	// behaviorsSet counts the download behaviors clients set (downloadBehavior.set).
 	behaviorsSet int64
 	transfers    transfers
@@ -127,6 +128,7 @@ func newRelay(b *bridge.Bridge, opts RelayOptions) *Relay {
 		sessions:  map[target.SessionID]*session{},
 		children:  map[string]*child{},
 		clients:   map[*Client]struct{}{},
+		fifos:     make(chan struct{}, maxFIFOWatches),
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.unsubscribe = b.Subscribe(r.onFrame)
@@ -678,6 +680,11 @@ func (r *Relay) onFrame(f *wire.Frame) {
 		}
 		if t := r.tabs[p.TabID]; t != nil {
 			r.debuggerReattached(t)
+		}
+	case wire.FileLoad:
+		var p wire.FileLoadParams
+		if jsonv2.Unmarshal(f.Params, &p, wire.Options) == nil {
+			r.onFileLoad(p.URL)
 		}
 	case wire.Download:
 		var d wire.DownloadInfo

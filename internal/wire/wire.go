@@ -155,6 +155,10 @@ const (
 	TabUpdated   = "ext.tabUpdated"
 	TabRemoved   = "ext.tabRemoved"
 	Download     = "ext.download"
+	// FileLoad is the extension's event when a tab it debugs starts to
+	// load a file: URL (FileLoadParams), however the load began: a page's
+	// own location change never passes the relay.
+	FileLoad = "ext.fileLoad"
 	// Paused is the extension's event when the person pauses or resumes
 	// livetab in its popup (PausedParams).
 	Paused = "ext.paused"
@@ -165,6 +169,12 @@ const (
 	// in the popup (StopClientParams).
 	StopClient = "ext.stopClient"
 )
+
+// FileLoadParams is the payload of ext.fileLoad.
+type FileLoadParams struct {
+	TabID int64  `json:"tabId"`
+	URL   string `json:"url"`
+}
 
 // ReasonStopped is the ext.detached reason of a tab the person stopped
 // livetab driving in the popup.
