@@ -125,6 +125,14 @@ var undoOf = map[string]undo{
 	// 10000, the person's page ran its awaits 5 times slower after A left
 	// (TestRedTeamLeftAsyncStacksSlowNoTab).
 	"Runtime.setAsyncCallStackDepth": {"Runtime.setAsyncCallStackDepth", `{"maxDepth":0}`, nil},
+	// The person's console calls captured 100000 frames each, 8 to 33
+	// times slower after A left; 200 is V8's own depth.
+	"Runtime.setMaxCallStackSizeToCapture": {"Runtime.setMaxCallStackSizeToCapture", `{"size":200}`, nil},
+	// The page's devtoolsFormatters were called on each console.log.
+	"Runtime.setCustomObjectFormatterEnabled": {"Runtime.setCustomObjectFormatterEnabled", `{"enabled":false}`, nil},
+	// Drag and drop on the person's page did nothing after A left: Chrome
+	// held every drag for a debugger that would never answer.
+	"Input.setInterceptDrags": {"Input.setInterceptDrags", `{"enabled":false}`, nil},
 	// The person's page laid out without scrollbars: innerWidth -
 	// clientWidth read 0 after A left, 15 before A came.
 	"Emulation.setScrollbarsHidden": {"Emulation.setScrollbarsHidden", `{"hidden":false}`, nil},
@@ -425,6 +433,12 @@ func (r *Relay) undoState(t *tab, sid string, ls leftState, c *Client) {
 			continue
 		}
 		method, _, _ := strings.Cut(key, " ")
+		if key == "Input.setInterceptDrags" {
+			// A drag the page began while c intercepted it waits for c's
+			// drop: the person's later drags did nothing at all
+			// (TestRedTeamLeftConsoleAndDragsOnNoTab).
+			send("Input.dispatchDragEvent", `{"type":"dragCancel","x":0,"y":0,"data":{"items":[],"dragOperationsMask":0}}`)
+		}
 		if key == "Target.setAutoAttach" && r.watchesFrames(t, sid) {
 			// The relay hears of the frames' downloads through its own.
 			send(method, watchAutoAttach)
