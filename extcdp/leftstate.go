@@ -123,7 +123,7 @@ var undoOf = map[string]undo{
 	"Debugger.setAsyncCallStackDepth": {"Debugger.setAsyncCallStackDepth", `{"maxDepth":0}`, nil},
 	// V8 keeps the Runtime's depth apart from the Debugger's: left at
 	// 10000, the person's page ran its awaits 5 times slower after A left
-	// (TestRedTeamLeftAsyncStacksSlowNoTab).
+	// (TestRedTeamLeftRuntimeAndDragsOnNoTab).
 	"Runtime.setAsyncCallStackDepth": {"Runtime.setAsyncCallStackDepth", `{"maxDepth":0}`, nil},
 	// The person's console calls captured 100000 frames each, 8 to 33
 	// times slower after A left; 200 is V8's own depth.
@@ -436,7 +436,7 @@ func (r *Relay) undoState(t *tab, sid string, ls leftState, c *Client) {
 		if key == "Input.setInterceptDrags" {
 			// A drag the page began while c intercepted it waits for c's
 			// drop: the person's later drags did nothing at all
-			// (TestRedTeamLeftConsoleAndDragsOnNoTab).
+			// (TestRedTeamLeftRuntimeAndDragsOnNoTab).
 			send("Input.dispatchDragEvent", `{"type":"dragCancel","x":0,"y":0,"data":{"items":[],"dragOperationsMask":0}}`)
 		}
 		if key == "Target.setAutoAttach" && r.watchesFrames(t, sid) {

@@ -164,7 +164,7 @@ func TestRedTeamFIFOBypassHoldsNoPersonsTab(t *testing.T) {
 func jsq(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }
 
 // onPersonTab sends a command to target id through the person's own
-// debugging port.
+// debugging port, within 8 s.
 func onPersonTab(id, method string, params any) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 	defer cancel()

@@ -3,7 +3,6 @@
 package extcdp_test
 
 import (
-	"context"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -43,21 +42,7 @@ func TestRedTeamFIFOHoldsNoPersonsTab(t *testing.T) {
 			id = ts.TargetID
 		}
 	}
-	onPerson := func(method string, params any) (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		u, err := env.User(ctx)
-		if err != nil {
-			return "", err
-		}
-		defer u.Close()
-		res, err := u.Call(ctx, "Target.attachToTarget", map[string]any{"targetId": id, "flatten": true})
-		if err != nil {
-			return "", err
-		}
-		r, err := u.CallSession(ctx, field(res, "sessionId"), method, params)
-		return string(r), err
-	}
+	onPerson := func(method string, params any) (string, error) { return onPersonTab(id, method, params) }
 	// Should a navigation get through, the person's tab would stay held for
 	// the other tests of this browser: the person takes it back.
 	t.Cleanup(func() { onPerson("Page.navigate", map[string]any{"url": site.URL + "/form?fifo-person-back"}) })

@@ -7,11 +7,13 @@ import (
 	"time"
 )
 
-// TestRedTeamLeftConsoleAndDragsOnNoTab: client A sets, on a tab the person
+// TestRedTeamLeftRuntimeAndDragsOnNoTab: client A sets, on a tab the person
 // opened and client B uses too, a setting that leftstate.go's undoOf does
 // not name, then dies. Each probe is what the person's page sees, read by
 // B before A came, while A is there, and after A left.
-func TestRedTeamLeftConsoleAndDragsOnNoTab(t *testing.T) {
+func TestRedTeamLeftRuntimeAndDragsOnNoTab(t *testing.T) {
+	// The page's own async code: 200,000 awaits.
+	const awaits = `(async () => { const t = performance.now(); for (let i = 0; i < 2e5; i++) await null; return String(Math.round(performance.now() - t)) })()`
 	// The page's own console use: 30 calls 3000 frames deep.
 	const consoleDeep = `(() => { const t = performance.now(); const f = n => n ? f(n - 1) : console.debug('x'); for (let i = 0; i < 30; i++) f(3000); return String(Math.round(performance.now() - t)) })()`
 	for _, tc := range []struct {
@@ -23,6 +25,11 @@ func TestRedTeamLeftConsoleAndDragsOnNoTab(t *testing.T) {
 		// could still be held then).
 		noWith bool
 	}{
+		// The Debugger's own depth was taken back before: the control.
+		{name: "asyncStacksDebugger", probe: "timing:" + awaits,
+			cmds: [][2]any{{"Debugger.enable", nil}, {"Debugger.setAsyncCallStackDepth", map[string]any{"maxDepth": 10000}}}},
+		{name: "asyncStacksRuntime", probe: "timing:" + awaits,
+			cmds: [][2]any{{"Runtime.setAsyncCallStackDepth", map[string]any{"maxDepth": 10000}}}},
 		{name: "customFormatters", probe: `(() => { let n = 0; window.devtoolsFormatters = [{ header() { n++; return null }, hasBody() { return false } }]; console.log({ a: 1 }); return String(n) })()`,
 			setup: [][2]any{{"Runtime.enable", nil}},
 			cmds:  [][2]any{{"Runtime.setCustomObjectFormatterEnabled", map[string]any{"enabled": true}}}},
