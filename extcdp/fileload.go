@@ -29,7 +29,10 @@ const (
 )
 
 // onFileLoad looks at the file a tab started to load and, if it is a
-// FIFO, frees the tab. Call with r.mu held: it returns at once.
+// FIFO, frees the tab. It returns at once and needs no lock: the look runs
+// in a goroutine of its own, and at most maxFIFOWatches run at once, which
+// also bounds the looks left waiting on a file system that does not
+// answer.
 func (r *Relay) onFileLoad(raw string) {
 	path, ok := fileURLPath(raw)
 	if !ok {

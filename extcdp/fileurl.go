@@ -14,6 +14,12 @@ import (
 // system that does not answer is refused rather than wait.
 const statTimeout = 2 * time.Second
 
+// stats bounds the looks still running: one on a file system that does not
+// answer never ends, and a client that sent command after command there
+// left a goroutine behind for each. Past the bound the relay refuses at
+// once, as it would after the wait.
+var stats = make(chan struct{}, 8)
+
 // fileURLRefusal says why the relay refuses to have Chrome load the file: URL
 // u, or "" when it does not. Chrome's file loader opens the file in the
 // browser, and a FIFO that no one writes holds that open for good: the tab
@@ -34,8 +40,15 @@ func fileURLRefusal(u string) string {
 		fi  fs.FileInfo
 		err error
 	}
+	hung := fmt.Sprintf("livetab refuses to load %q: its file system did not answer within %v, and Chrome would wait for it with the tab answering nothing; try again once the file system answers", u, statTimeout)
+	select {
+	case stats <- struct{}{}:
+	default:
+		return hung
+	}
 	done := make(chan result, 1)
 	go func() {
+		defer func() { <-stats }()
 		fi, err := os.Stat(path) // follows links, as Chrome's open does
 		done <- result{fi, err}
 	}()
@@ -43,7 +56,7 @@ func fileURLRefusal(u string) string {
 	select {
 	case res = <-done:
 	case <-time.After(statTimeout):
-		return fmt.Sprintf("livetab refuses to load %q: its file system did not answer within %v, and Chrome would wait for it with the tab unanswering", u, statTimeout)
+		return hung
 	}
 	if res.err != nil {
 		return ""
@@ -52,7 +65,7 @@ func fileURLRefusal(u string) string {
 	case m.IsRegular(), m.IsDir():
 		return ""
 	default:
-		return fmt.Sprintf("livetab refuses to load %q: %s is a %s, not a regular file or a directory: Chrome opens the file in the browser, and one that never opens (a pipe no one writes) leaves the tab answering no debugger until the person navigates it away", u, path, fileKind(m))
+		return fmt.Sprintf("livetab refuses to load %q: %s is a %s, not a regular file or a directory: Chrome opens the file in the browser, and one that never opens (a pipe no one writes) leaves the tab answering no debugger until the person navigates it away; copy what it holds into a regular file and load that", u, path, fileKind(m))
 	}
 }
 

@@ -3,7 +3,9 @@ package extcdp
 import (
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestFileURLPath(t *testing.T) {
@@ -52,5 +54,27 @@ func TestFileURLRefusal(t *testing.T) {
 	}
 	if why := fileURLRefusal("https://example.com/"); why != "" {
 		t.Errorf("not a file: URL: %s", why)
+	}
+}
+
+// TestFileURLRefusalWhileLooksHang: with every look still running (a file
+// system that does not answer), the next file: URL is refused at once and
+// leaves no goroutine behind.
+func TestFileURLRefusalWhileLooksHang(t *testing.T) {
+	for range cap(stats) {
+		stats <- struct{}{}
+	}
+	defer func() {
+		for range cap(stats) {
+			<-stats
+		}
+	}()
+	start := time.Now()
+	why := fileURLRefusal("file://" + filepath.ToSlash(t.TempDir()))
+	if !strings.Contains(why, "did not answer") || !strings.Contains(why, "try again") {
+		t.Errorf("refusal = %q, want the file system's silence and what to do", why)
+	}
+	if d := time.Since(start); d > statTimeout/2 {
+		t.Errorf("refused after %v, want at once", d)
 	}
 }
