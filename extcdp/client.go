@@ -61,9 +61,6 @@ type Client struct {
 	// stops reading a client that has too many (see waitInFlight).
 	inFlight   atomic.Int64
 	inFlightCh chan struct{}
-	// atExt holds a slot for each of the client's commands at the
-	// extension (fair.go).
-	atExt chan struct{}
 
 	// The fields below are guarded by r.mu.
 	discover       bool
@@ -123,7 +120,7 @@ type Client struct {
 
 // NewClient connects a new client to the relay.
 func (r *Relay) NewClient() *Client {
-	c := &Client{r: r, signal: make(chan struct{}, 1), inFlightCh: make(chan struct{}, 1), atExt: make(chan struct{}, extWindow), hidden: map[target.ID]time.Time{}, contexts: map[cdp.BrowserContextID]bool{},
+	c := &Client{r: r, signal: make(chan struct{}, 1), inFlightCh: make(chan struct{}, 1), hidden: map[target.ID]time.Time{}, contexts: map[cdp.BrowserContextID]bool{},
 		name: "CDP client", since: time.Now()}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	r.mu.Lock()
@@ -747,7 +744,7 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 	release, err := c.window(ctx, m.Method)
 	if err != nil {
 		cancel()
-		c.failErr(m.ID, replySID, fmt.Errorf("livetab: %s waited for this client's earlier commands at the extension (%d at once at most): send fewer at once, or free the page they wait on (a dialog, a paused debugger): %w", m.Method, extWindow, err))
+		c.failErr(m.ID, replySID, fmt.Errorf("livetab: %s waited for this client's earlier commands at the extension (%d at once at most, fewer while other clients send too): send fewer at once, or free the page they wait on (a dialog, a paused debugger): %w", m.Method, extWindow, err))
 		return
 	}
 	next := done

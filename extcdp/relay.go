@@ -28,6 +28,8 @@ import (
 type Relay struct {
 	b   *bridge.Bridge
 	log *slog.Logger
+	// fair shares the extension among the clients (fair.go).
+	fair fairness
 
 	browserID target.ID
 	contextID cdp.BrowserContextID
