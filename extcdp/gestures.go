@@ -3,6 +3,7 @@ package extcdp
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/chromedp/cdproto"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
@@ -158,6 +159,63 @@ func (c *Client) guardText(m *cdproto.Message) bool {
 	}
 	if n := max(len(p.Text), len(p.UnmodifiedText), len(p.Key), len(p.Code), len(p.KeyIdentifier)); n > maxInputText {
 		c.fail(m.ID, m.SessionID, -32000, fmt.Sprintf("livetab refuses %s with a text of %d bytes: at most %d, as typing more kept the tab from answering anything for minutes; set a long value from script (Runtime.callFunctionOn with this.value = …), or type it in parts", m.Method, n, maxInputText))
+		return true
+	}
+	return false
+}
+
+// guardPaste refuses a paste by a client held to its domains: Chrome
+// pastes the system clipboard for a debugger's key event without asking,
+// so an editing command "paste" or a Ctrl+V in a page of the client's own
+// read back what the person had copied on any site, their bank's too (red
+// team, 3 of 3). A client with no domains may read every tab already.
+// Linux's middle-click paste of the selection is not looked at.
+func (c *Client) guardPaste(m *cdproto.Message) bool {
+	if m.Method != cdproto.CommandInputDispatchKeyEvent || c.heldDomains() == nil {
+		return false
+	}
+	var p struct {
+		Type      string   `json:"type"`
+		Key       string   `json:"key"`
+		Code      string   `json:"code"`
+		VK        int64    `json:"windowsVirtualKeyCode"`
+		NativeVK  int64    `json:"nativeVirtualKeyCode"`
+		Modifiers int64    `json:"modifiers"`
+		Commands  []string `json:"commands"`
+	}
+	if err := jsonv2.Unmarshal(m.Params, &p, wire.Options); err != nil {
+		c.fail(m.ID, m.SessionID, -32602, fmt.Sprintf("livetab: invalid %s params: %v", m.Method, err))
+		return true
+	}
+	if !isPaste(p.Type, p.Key, p.Code, p.VK, p.NativeVK, p.Modifiers, p.Commands) {
+		return false
+	}
+	c.fail(m.ID, m.SessionID, -32000, "livetab refuses a paste (an editing command \"paste\", Ctrl+V, Cmd+V or Shift+Insert) by a client held to its domains: Chrome would paste the person's clipboard, which holds what they copied on any site; type the text with Input.insertText instead")
+	return true
+}
+
+// isPaste says whether a key event pastes: its editing commands name a
+// paste, or it is a paste's shortcut pressed (Ctrl+V and Ctrl+Shift+V,
+// Cmd+V, Shift+Insert) — the page's own key bindings turn the last into a
+// paste.
+func isPaste(typ, key, code string, vk, nativeVK, modifiers int64, commands []string) bool {
+	for _, cmd := range commands {
+		if strings.HasPrefix(strings.ToLower(cmd), "paste") {
+			return true
+		}
+	}
+	if typ == "keyUp" {
+		return false
+	}
+	const (
+		alt, ctrl, meta, shift = 1, 2, 4, 8
+	)
+	v := strings.EqualFold(key, "v") || code == "KeyV" || vk == 'V' || nativeVK == 'V'
+	insert := key == "Insert" || code == "Insert" || vk == 0x2D || nativeVK == 0x2D
+	switch {
+	case v && modifiers&(ctrl|meta) != 0:
+		return true
+	case insert && modifiers&shift != 0 && modifiers&(ctrl|alt|meta) == 0:
 		return true
 	}
 	return false

@@ -173,6 +173,23 @@ var undoOf = map[string]undo{
 	"Overlay.setShowAdHighlights":          {"Overlay.setShowAdHighlights", `{"show":false}`, nil},
 	"Overlay.setShowViewportSizeOnResize":  {"Overlay.setShowViewportSizeOnResize", `{"show":false}`, nil},
 	"Overlay.setShowWindowControlsOverlay": {"Overlay.setShowWindowControlsOverlay", `{}`, nil},
+	// More of the same, after A left with B staying
+	// (TestRedTeamLeftUnlistedSettings, red team, 2-9 of 2-9 each): the
+	// person's element held in its starting style (unseen) while B's CSS
+	// agent stayed on, a popover the page's own hidePopover() did not
+	// close, a hint held open, a virtual keyboard and a CPU tier the page
+	// read; and A's break on a CSP violation stopped the person's page
+	// under B's debugger (TestRedTeamLeftCSPBreakpointStopsThePersonsPage).
+	"CSS.forceStartingStyle":                       {"CSS.forceStartingStyle", `{"forced":false}`, []string{"nodeId"}},
+	"DOM.forceShowPopover":                         {"DOM.forceShowPopover", `{"enable":false}`, []string{"nodeId"}},
+	"DOM.forceShowInterest":                        {"DOM.forceShowInterest", `{"enable":false}`, []string{"nodeId"}},
+	"Emulation.setVirtualKeyboardGeometryOverride": {"Emulation.setVirtualKeyboardGeometryOverride", `{}`, nil},
+	"Emulation.setCPUPerformanceOverride":          {"Emulation.setCPUPerformanceOverride", `{}`, nil},
+	"DOMDebugger.setBreakOnCSPViolation":           {"DOMDebugger.setBreakOnCSPViolation", `{"violationTypes":[]}`, nil},
+	// The person's DOM work ran 1.4-1.7 times slower with these left on
+	// (red team, one run on a busy machine).
+	"DOM.setNodeStackTracesEnabled": {"DOM.setNodeStackTracesEnabled", `{"enable":false}`, nil},
+	"Accessibility.enable":          {"Accessibility.disable", `{}`, nil},
 }
 
 // byReply maps a command whose setting its reply names to the command that

@@ -268,6 +268,9 @@ var streamResults = map[cdproto.MethodType]bool{
 	cdproto.CommandFetchTakeResponseBodyAsStream:      true,
 	"Network.takeResponseBodyForInterceptionAsStream": true, // dropped from cdproto, still in Chrome
 	cdproto.CommandNetworkLoadNetworkResource:         true,
+	// A recording's, which another client read (red team).
+	cdproto.CommandPageStartScreenRecording: true,
+	cdproto.CommandPageStopScreenRecording:  true,
 }
 
 // noteObjects notes the object ids in data, a reply or an event of t, as

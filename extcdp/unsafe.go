@@ -65,6 +65,25 @@ var ownTabOnly = map[cdproto.MethodType]string{
 	// client stayed (TestRedTeamFrozenPersonsTab).
 	cdproto.CommandPageSetWebLifecycleState:            "a frozen page stands still until the debugger leaves it",
 	cdproto.CommandEmulationSetScriptExecutionDisabled: "the page's scripts stay off until the debugger leaves it",
+	// A client's recording of the person's tab ran on after it left, the
+	// recording's stream no one's: another client read it, and saw the
+	// person's page of a site outside its own domains (red team, 3 of 3
+	// and 4 of 4). Page.startScreencast (Playwright's video, Puppeteer's
+	// screencast) is taken back instead.
+	cdproto.CommandPageStartScreenRecording: "a recording runs on after the client leaves, and what it holds of the person's page would be no one's; use Page.startScreencast",
+}
+
+// browserWide says why each of these is refused on every tab: its effect
+// is the browser's, not the tab's, and outlives the client and its tab.
+var browserWide = map[cdproto.MethodType]string{
+	// A screen added from a client's own tab with a device pixel ratio of
+	// 100 made every tab of the window, the person's too, render at 100
+	// device pixels per CSS pixel after the client left; the person's own
+	// screenshots failed (red team, 3 of 3; headless Chrome).
+	cdproto.CommandEmulationAddScreen:        "a screen is the browser's: it would change the person's tabs and outlive the client",
+	cdproto.CommandEmulationUpdateScreen:     "a screen is the browser's: it would change the person's tabs and outlive the client",
+	cdproto.CommandEmulationRemoveScreen:     "a screen is the browser's: it would change the person's tabs",
+	cdproto.CommandEmulationSetPrimaryScreen: "a screen is the browser's: it would change the person's tabs and outlive the client",
 }
 
 // takesBack reports whether m, of ownTabOnly, only puts back what the
@@ -131,7 +150,14 @@ func (c *Client) opened(t *tab) bool {
 // by emulating or refusing it.
 func (c *Client) guardUnsafe(m *cdproto.Message, t *tab, sid string, s *session) bool {
 	c.cookiesOfThisPage(m, t, sid)
-	if c.guardCookies(m) || c.refuseOutsideRequest(m) || c.refuseOutsideSource(m) || c.refuseSnapshot(m, t, sid) || c.guardCrashers(m) || c.guardGesture(m) || c.guardPoint(m) || c.guardText(m) || c.ignoreCertificateErrors(m, m.SessionID) || c.guardTree(m, t, sid, s) || c.guardSize(m, t, sid, s) {
+	if c.guardCookies(m) || c.refuseOutsideRequest(m) || c.refuseOutsideSource(m) || c.refuseSnapshot(m, t, sid) || c.guardCrashers(m) || c.guardGesture(m) || c.guardPoint(m) || c.guardText(m) || c.guardPaste(m) || c.ignoreCertificateErrors(m, m.SessionID) || c.guardTree(m, t, sid, s) || c.guardSize(m, t, sid, s) {
+		return true
+	}
+	if why, ok := browserWide[m.Method]; ok {
+		c.failInOrder(m, t, sid, fmt.Sprintf("livetab refuses %s: %s", m.Method, why))
+		return true
+	}
+	if c.refuseWindowRecording(m, t, sid) {
 		return true
 	}
 	if why, ok := ownTabOnly[m.Method]; ok && !c.opened(t) && !takesBack(m) {
@@ -440,4 +466,24 @@ func (c *Client) send(m *cdproto.Message, t *tab, sid string) {
 		cancel()
 		c.failErr(m.ID, m.SessionID, err)
 	}
+}
+
+// refuseWindowRecording refuses a recording of the browser's window: the
+// window shows whichever tab the person brings forward, their bank's too.
+func (c *Client) refuseWindowRecording(m *cdproto.Message, t *tab, sid string) bool {
+	if m.Method != cdproto.CommandPageStartScreenRecording {
+		return false
+	}
+	var p struct {
+		CaptureArea string `json:"captureArea"`
+	}
+	if err := jsonv2.Unmarshal(m.Params, &p, wire.Options); err != nil {
+		c.fail(m.ID, m.SessionID, -32602, fmt.Sprintf("livetab: invalid %s params: %v", m.Method, err))
+		return true
+	}
+	if p.CaptureArea == "" || p.CaptureArea == "target" {
+		return false
+	}
+	c.failInOrder(m, t, sid, fmt.Sprintf("livetab refuses %s with captureArea %q: the window shows whichever tab the person brings forward; record the tab (captureArea \"target\")", m.Method, p.CaptureArea))
+	return true
 }
