@@ -13,7 +13,7 @@ import {
 import { answerChallenge, newNonce } from './lib/pairing.js';
 import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
 import { parsePolicy, policyOwner } from './lib/policy.js';
-import { FIRST_RULE_ID, aheadRules, closedRules, drivenRules, mergedPrivateRules, popupRules, workerRules } from './lib/popups.js';
+import { FIRST_RULE_ID, aheadRules, closedRules, drivenRules, lingerRules, mergedPrivateRules, popupRules, workerRules } from './lib/popups.js';
 import { commandRefusal, navigateRefusal, needsTabUrl } from './lib/unsafe.js';
 import { NewTabLoads, RecentNavigations, RecentPages, originReferrer, referrerTab } from './lib/loads.js';
 import { readActivity } from './lib/activity.js';
@@ -97,6 +97,49 @@ const shared = new Set();
 const created = new Set();
 /** @type {Map<string, import('./lib/policy.js').Policy>} */
 const owners = new Map();
+
+/**
+ * The policies off private addresses of owners that left, whose worker
+ * rules stay a while: a service worker their pages started runs on after
+ * them, and one of a hostile page (an install event kept open) reached a
+ * private address every 100 ms once the agent had gone (red team, 3 of 3).
+ * Chrome ends a worker's event within five minutes; the rules are those
+ * of its domains' workers alone (lingerRules).
+ * @type {Map<string, { pol: import('./lib/policy.js').Policy, until: number }>}
+ */
+const lingering = new Map();
+const WORKER_LINGER_MS = 5 * 60_000;
+
+/**
+ * Forgets an owner's policy, keeping its worker rules a while if it held
+ * private addresses.
+ * @param {string} owner
+ */
+function dropOwner(owner) {
+  const pol = owners.get(owner);
+  owners.delete(owner);
+  if (!pol?.blockPrivate) return;
+  lingering.set(owner, { pol, until: Date.now() + WORKER_LINGER_MS });
+  setTimeout(() => {
+    const l = lingering.get(owner);
+    if (l && l.until <= Date.now()) {
+      lingering.delete(owner);
+      void refreshRules().catch(() => {});
+    }
+  }, WORKER_LINGER_MS + 100);
+}
+
+/**
+ * The worker rules: the owners', and those of the owners that left a
+ * while ago.
+ * @param {number} firstId
+ * @param {any[]} [pols] the owners' policies
+ */
+function allWorkerRules(firstId, pols = [...owners.values()]) {
+  let rules = workerRules(pols, firstId, chrome.runtime.id);
+  for (const l of lingering.values()) rules = rules.concat(lingerRules(l.pol, firstId + rules.length));
+  return rules;
+}
 /**
  * Tabs opened for an owner whose policy holds its tabs, by owner, until
  * the owner's policy lists them (ext.createTab's holdFor): a tab loads as
@@ -250,9 +293,9 @@ function refreshRules() {
           rules = rules.concat(ahead);
         }
       }
-      rules = rules.concat(workerRules([...owners.values()], id, chrome.runtime.id));
       unheld = excluded.filter((x) => !held.has(x));
     }
+    rules = rules.concat(allWorkerRules(FIRST_RULE_ID + rules.length));
     if (!old.length && !rules.length) return;
     try {
       await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: old, addRules: rules });
@@ -269,7 +312,7 @@ function refreshRules() {
     const pols = [...owners.values()];
     const closed = closedRules(pols, excluded, FIRST_RULE_ID);
     const priv = mergedPrivateRules(pols, unheld, FIRST_RULE_ID + closed.length);
-    const workers = workerRules(pols, FIRST_RULE_ID + closed.length + priv.length, chrome.runtime.id);
+    const workers = allWorkerRules(FIRST_RULE_ID + closed.length + priv.length, pols);
     try {
       await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: old, addRules: closed.concat(priv, workers) });
     } catch {
@@ -452,7 +495,7 @@ function dropStaleIn(ms) {
         owners.set(owner, kept);
         orphaned.add(owner);
       } else {
-        owners.delete(owner);
+        dropOwner(owner);
       }
     }
     for (const [tabId, owner] of holding) if (!owners.has(owner)) holding.delete(tabId);
@@ -1524,7 +1567,8 @@ const ops = {
       // (red team, 3 of 3).
       throw new Error(`Chrome refuses the rule this policy's domains make (${refused}): name shorter domains, or a wildcard (*.example.com)`);
     }
-    if (pol.sharedOnly || pol.domains.length || pol.blockPrivate) owners.set(owner, pol); else owners.delete(owner);
+    lingering.delete(owner);
+    if (pol.sharedOnly || pol.domains.length || pol.blockPrivate) owners.set(owner, pol); else dropOwner(owner);
     if (stale.delete(owner) && !stale.size) staleSince = 0;
     orphaned.delete(owner);
     // A tab held for the owner is the policy's own once it lists it.
@@ -2065,7 +2109,7 @@ chrome.tabs.onRemoved.addListener((tabId) => {
     if (!pol?.tabs?.includes(tabId)) continue;
     pol.tabs = pol.tabs.filter((id) => id !== tabId);
     if (!pol.tabs.length) {
-      owners.delete(owner);
+      dropOwner(owner);
       orphaned.delete(owner);
     }
     persistPolicies();

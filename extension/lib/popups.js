@@ -277,6 +277,31 @@ export function workerRules(pols, firstId, self) {
 }
 
 /**
+ * The worker rules of an owner off private addresses that has left, for a
+ * while: the requests of no tab that a page of its domains started (its
+ * service workers, which run on after it) stay off private addresses but
+ * those it named. Only its domains' workers: another owner's come later,
+ * with rules of their own. An owner that named no domain leaves none.
+ * @param {Policy} pol
+ * @param {number} firstId
+ * @returns {Rule[]}
+ */
+export function lingerRules(pol, firstId) {
+  const domains = [...new Set(pol.domains.map(dnrDomain).filter((d) => d !== ''))];
+  if (!pol.blockPrivate || !domains.length) return [];
+  const named = [...new Set((pol.privateAllowed ?? []).map(dnrDomain).filter((d) => d !== ''))];
+  return PRIVATE_HOSTS.map((host, i) => {
+    /** @type {Record<string, unknown>} */
+    const cond = {
+      regexFilter: `${SCHEME}${host}${PORT_END}`, isUrlFilterCaseSensitive: true,
+      tabIds: [-1], domainType: 'thirdParty', initiatorDomains: domains,
+    };
+    if (named.length) cond.excludedRequestDomains = named;
+    return { id: firstId + i, priority: 1, action: { type: 'block' }, condition: cond };
+  });
+}
+
+/**
  * @param {Policy} pol
  * @param {number[]} excludedTabIds
  * @param {number} firstId

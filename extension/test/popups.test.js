@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { aheadRules, closedRules, dnrDomain, drivenRules, mergedPrivateRules, popupRules, workerRules } from '../lib/popups.js';
+import { aheadRules, closedRules, dnrDomain, drivenRules, lingerRules, mergedPrivateRules, popupRules, workerRules } from '../lib/popups.js';
 
 const vectors = JSON.parse(readFileSync(new URL('../../policy/testdata/domains.json', import.meta.url), 'utf8'));
 
@@ -255,6 +255,19 @@ test('workerRules keep requests of no tab off private addresses of other sites w
   const two = workerRules([pol, { ...pol, privateAllowed: ['127.0.0.1'] }], 100);
   assert.equal(blocked(two, { url: 'http://127.0.0.3:9/x', initiator: '127.0.0.1', tabId: -1, type: 'xmlhttprequest' }), true);
   assert.equal(blocked(two, { url: 'http://127.0.0.1:9/x', initiator: 'evil.example', tabId: -1, type: 'xmlhttprequest' }), false);
+});
+
+test('lingerRules keep the workers of a left owner\'s domains off private addresses, and no one else\'s', () => {
+  const pol = { sharedOnly: false, domains: ['127.0.0.1'], blockPrivate: true, privateAllowed: ['127.0.0.1', '127.0.0.3'], tabs: [] };
+  assert.deepEqual(lingerRules({ ...pol, blockPrivate: false }, 100), []);
+  assert.deepEqual(lingerRules({ ...pol, domains: [] }, 100), [], 'no domains: no initiator to name');
+  const rules = lingerRules(pol, 100);
+  assert.deepEqual(rules.map((r) => r.id), rules.map((_, i) => 100 + i));
+  const req = { url: 'http://127.0.0.2:9/x', initiator: '127.0.0.1', tabId: -1, type: 'xmlhttprequest' };
+  assert.equal(blocked(rules, req), true, 'its domain\'s worker to another private host');
+  assert.equal(blocked(rules, { ...req, url: 'http://127.0.0.3:9/x' }), false, 'to a host it named');
+  assert.equal(blocked(rules, { ...req, initiator: 'other.example' }), false, 'another site\'s worker');
+  assert.equal(blocked(rules, { ...req, tabId: 3 }), false, 'a tab\'s request');
 });
 
 test('the relay\'s transfer channel stays open to the tabs the rules keep off private addresses', () => {
