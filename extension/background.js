@@ -137,7 +137,13 @@ function dropOwner(owner) {
  */
 function allWorkerRules(firstId, pols = [...owners.values()]) {
   let rules = workerRules(pols, firstId, chrome.runtime.id);
-  for (const l of lingering.values()) rules = rules.concat(lingerRules(l.pol, firstId + rules.length));
+  // A domain an owner holds now is that owner's: its workers go by the
+  // hosts it named, not by those of one that left.
+  const held = new Set(pols.flatMap((p) => p.domains));
+  for (const l of lingering.values()) {
+    const domains = l.pol.domains.filter((d) => !held.has(d));
+    if (domains.length) rules = rules.concat(lingerRules({ ...l.pol, domains }, firstId + rules.length));
+  }
   return rules;
 }
 /**

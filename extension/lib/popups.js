@@ -51,6 +51,30 @@ function escapeRE(s) {
 }
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+/**
+ * The conditions that hold the subdomains of the private hosts named
+ * (a.localhost, not *.a.localhost), which a rule that leaves out a named
+ * host by excludedRequestDomains lets through with it: a hostile page of
+ * a.localhost reached x.a.localhost by 13 kinds of request (red team, 4
+ * of 4). Only names the rules see as private by themselves (localhost and
+ * its subdomains): a subdomain of another name may be any address.
+ * @param {string[]} patterns the private hosts named, as given
+ * @returns {Record<string, unknown>[]}
+ */
+function namedSubdomains(patterns) {
+  const named = [...new Set(patterns.map(dnrDomain).filter((d) => d !== ''))];
+  const wild = patterns.filter((p) => p.trim().startsWith('*.')).map(dnrDomain);
+  /** @type {Record<string, unknown>[]} */
+  const conds = [];
+  for (const d of named) {
+    if (d !== 'localhost' && !d.endsWith('.localhost')) continue;
+    if (wild.some((w) => d === w || d.endsWith('.' + w))) continue;
+    const inner = named.filter((x) => x !== d && x.endsWith('.' + d));
+    conds.push({ requestDomains: [d], regexFilter: `${SCHEME}[^/?#@]*\\.${escapeRE(d)}${PORT_END}`, ...(inner.length ? { excludedRequestDomains: inner } : {}) });
+  }
+  return conds;
+}
 const SCHEME = '^[a-z][a-z0-9+.-]*://([^/?#]*@)?';
 const PORT_END = '(:[0-9]+)?([/?#]|$)';
 
@@ -264,7 +288,7 @@ export function workerRules(pols, firstId, self) {
   const holders = pols.filter((p) => p.blockPrivate);
   if (!holders.length) return [];
   const named = namedByAll(holders);
-  return PRIVATE_HOSTS.map((host, i) => {
+  const rules = PRIVATE_HOSTS.map((host, i) => {
     /** @type {Record<string, unknown>} */
     const cond = {
       regexFilter: `${SCHEME}${host}${PORT_END}`, isUrlFilterCaseSensitive: true,
@@ -272,8 +296,16 @@ export function workerRules(pols, firstId, self) {
     };
     if (named.length) cond.excludedRequestDomains = named;
     if (self) cond.excludedInitiatorDomains = [self];
-    return { id: firstId + i, priority: 1, action: { type: 'block' }, condition: cond };
+    return { id: firstId + i, priority: 1, action: { type: /** @type {const} */ ('block') }, condition: cond };
   });
+  const patterns = (holders[0].privateAllowed ?? []).filter((p) => named.includes(dnrDomain(p)));
+  for (const sub of namedSubdomains(patterns)) {
+    /** @type {Record<string, unknown>} */
+    const cond = { isUrlFilterCaseSensitive: true, tabIds: [-1], domainType: 'thirdParty', ...sub };
+    if (self) cond.excludedInitiatorDomains = [self];
+    rules.push({ id: firstId + rules.length, priority: 1, action: { type: 'block' }, condition: cond });
+  }
+  return rules;
 }
 
 /**
@@ -314,6 +346,7 @@ function holdRules(pol, excludedTabIds, firstId, types, documents = true) {
   if (pol.blockPrivate) {
     const domains = [...new Set(pol.domains.map(dnrDomain).filter((d) => d !== ''))];
     const named = [...new Set((pol.privateAllowed ?? []).map(dnrDomain).filter((d) => d !== ''))];
+    const subs = namedSubdomains(pol.privateAllowed ?? []);
     for (const host of documents ? PRIVATE_HOSTS : []) {
       /** @type {Record<string, unknown>} */
       const cond = {
@@ -324,6 +357,13 @@ function holdRules(pol, excludedTabIds, firstId, types, documents = true) {
       if (domains.length) cond.initiatorDomains = domains;
       if (excludedTabIds.length) cond.excludedTabIds = excludedTabIds;
       if (named.length) cond.excludedRequestDomains = named;
+      rules.push({ id: firstId + rules.length, priority: 1, action: { type: 'block' }, condition: cond });
+    }
+    for (const sub of documents ? subs : []) {
+      /** @type {Record<string, unknown>} */
+      const cond = { resourceTypes: types, isUrlFilterCaseSensitive: true, ...sub };
+      if (domains.length) cond.initiatorDomains = domains;
+      if (excludedTabIds.length) cond.excludedTabIds = excludedTabIds;
       rules.push({ id: firstId + rules.length, priority: 1, action: { type: 'block' }, condition: cond });
     }
     // Every other request of these tabs, whoever started it: the page's
@@ -339,6 +379,10 @@ function holdRules(pol, excludedTabIds, firstId, types, documents = true) {
         excludedTabIds: [...excludedTabIds, -1],
       };
       if (named.length) cond.excludedRequestDomains = named;
+      rules.push({ id: firstId + rules.length, priority: 1, action: { type: 'block' }, condition: cond });
+    }
+    for (const sub of subs) {
+      const cond = { excludedResourceTypes: types, isUrlFilterCaseSensitive: true, excludedTabIds: [...excludedTabIds, -1], ...sub };
       rules.push({ id: firstId + rules.length, priority: 1, action: { type: 'block' }, condition: cond });
     }
     // livetab's own transfer channel: the extension's transfer frame in

@@ -214,6 +214,24 @@ test('drivenRules hold only the main frame of the owner\'s tabs, none without ta
   assert.equal(rules[0].id, 100);
 });
 
+test('a private host named alone leaves its subdomains held, in the tabs and their workers', () => {
+  const pol = { sharedOnly: false, domains: ['a.localhost', 'c.localhost'], blockPrivate: true, privateAllowed: ['a.localhost', 'c.localhost'], tabs: [3] };
+  const rules = [...drivenRules(pol, [1, 2], 100), ...workerRules([pol], 500)];
+  for (const type of ['image', 'xmlhttprequest', 'script', 'sub_frame']) {
+    const req = { url: 'http://x.a.localhost:9/x', initiator: 'a.localhost', tabId: 3, type };
+    assert.equal(blocked(rules, req), true, `${type} to a subdomain of a named host`);
+    assert.equal(blocked(rules, { ...req, url: 'http://a.localhost:9/x' }), false, `${type} to the named host`);
+    assert.equal(blocked(rules, { ...req, url: 'http://c.localhost:9/x' }), false, `${type} to another named host`);
+    assert.equal(blocked(rules, { ...req, tabId: 1 }), false, `${type} of a tab the owner does not drive`);
+  }
+  assert.equal(blocked(rules, { url: 'http://x.a.localhost:9/x', initiator: 'c.localhost', tabId: -1, type: 'xmlhttprequest' }), true, 'a worker');
+  // Named with its subdomains, or not a name the rules see as private.
+  const wild = drivenRules({ ...pol, privateAllowed: ['*.a.localhost', 'c.localhost'] }, [1, 2], 100);
+  assert.equal(blocked(wild, { url: 'http://x.a.localhost:9/x', initiator: 'a.localhost', tabId: 3, type: 'image' }), false);
+  const lan = drivenRules({ ...pol, domains: ['router.lan'], privateAllowed: ['router.lan'] }, [1, 2], 100);
+  assert.equal(blocked(lan, { url: 'http://x.router.lan:9/x', initiator: 'router.lan', tabId: 3, type: 'image' }), false);
+});
+
 test('closedRules block every document of the held tabs, no regex', () => {
   const a = { sharedOnly: true, domains: ['127.0.0.1', '*.example.com'] };
   const b = { sharedOnly: false, domains: ['example.org'] };
