@@ -109,6 +109,9 @@ const owners = new Map();
  */
 const lingering = new Map();
 const WORKER_LINGER_MS = 5 * 60_000;
+const MAX_LINGERING = 4;
+/** @type {Set<string>} The owners whose policy listed tabs they drove. */
+const drove = new Set();
 
 /**
  * Forgets an owner's policy, keeping its worker rules a while if it held
@@ -118,7 +121,14 @@ const WORKER_LINGER_MS = 5 * 60_000;
 function dropOwner(owner) {
   const pol = owners.get(owner);
   owners.delete(owner);
-  if (!pol?.blockPrivate) return;
+  const didDrive = drove.delete(owner);
+  // Only an owner whose tabs ran pages may have started workers; a policy
+  // set and dropped at once would hold the person's own workers of its
+  // domains for five minutes (red team, 3 of 3). And a few at most: 120
+  // owners that set a policy and left put Chrome past its limit on regex
+  // rules, and the one update of every owner's rules failed (3 of 3).
+  if (!pol?.blockPrivate || !didDrive) return;
+  if (lingering.size >= MAX_LINGERING) lingering.delete(lingering.keys().next().value ?? '');
   lingering.set(owner, { pol, until: Date.now() + WORKER_LINGER_MS });
   setTimeout(() => {
     const l = lingering.get(owner);
@@ -318,7 +328,9 @@ function refreshRules() {
     const pols = [...owners.values()];
     const closed = closedRules(pols, excluded, FIRST_RULE_ID);
     const priv = mergedPrivateRules(pols, unheld, FIRST_RULE_ID + closed.length);
-    const workers = allWorkerRules(FIRST_RULE_ID + closed.length + priv.length, pols);
+    // The current owners' worker rules alone: those of owners that left
+    // are not worth an agent's rules.
+    const workers = workerRules(pols, FIRST_RULE_ID + closed.length + priv.length, chrome.runtime.id);
     try {
       await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: old, addRules: closed.concat(priv, workers) });
     } catch {
@@ -1544,6 +1556,7 @@ const ops = {
     persist();
     if (holdFor) {
       holding.set(id, holdFor);
+      drove.add(holdFor);
       persistPolicies();
       await refreshRules();
       if (url !== first) {
@@ -1574,6 +1587,7 @@ const ops = {
       throw new Error(`Chrome refuses the rule this policy's domains make (${refused}): name shorter domains, or a wildcard (*.example.com)`);
     }
     lingering.delete(owner);
+    if (pol.tabs?.length) drove.add(owner);
     if (pol.sharedOnly || pol.domains.length || pol.blockPrivate) owners.set(owner, pol); else dropOwner(owner);
     if (stale.delete(owner) && !stale.size) staleSince = 0;
     orphaned.delete(owner);
@@ -1978,7 +1992,11 @@ function retryBlocked(tabId) {
   if (url === undefined || retried.has(tabId) || born.has(tabId) || maybe.has(tabId)) return;
   retried.add(tabId);
   blockedLoads.delete(tabId);
-  void chrome.tabs.update(tabId, { url }).catch(() => {});
+  // Only a tab still on that load's error page: one the person sent
+  // elsewhere meanwhile went back to the old URL (red team, 3 of 3).
+  void chrome.tabs.get(tabId).then(async (tab) => {
+    if (tab.url === url && !tab.pendingUrl) await chrome.tabs.update(tabId, { url });
+  }).catch(() => {});
 }
 
 // A Page.navigate through chrome.debugger is one the extension starts, and
@@ -2012,6 +2030,9 @@ function ownPageNavigation(d, committed) {
 }
 chrome.webNavigation.onBeforeNavigate.addListener((d) => {
   ownPageNavigation(d, false);
+  // The person went elsewhere: a load held earlier is not made again, or
+  // the tab went back to it against their word (red team, 3 of 3).
+  if (d.frameId === 0 && blockedLoads.has(d.tabId) && blockedLoads.get(d.tabId) !== d.url) blockedLoads.delete(d.tabId);
   // A tab livetab debugs that loads a file: URL, however the load began:
   // the relay frees it if the file is a FIFO, which held the tab
   // answering no debugger (extcdp/fileload.go).
