@@ -20,8 +20,7 @@ func TestRedTeamWorkerOutlivesTheAgent(t *testing.T) {
 	s := needShared(t)
 	forbidden := newRecorder(t, "127.0.0.2", func(string) string { return "secret" })
 	control := newRecorder(t, "127.0.0.3", func(string) string { return "ok" })
-	var page *recorder
-	page = newRecorder(t, "127.0.0.1", func(path string) string {
+	page := newRecorder(t, "127.0.0.1", func(path string) string {
 		if path == "/sw.js" {
 			return fmt.Sprintf(`self.addEventListener('install', (e) => e.waitUntil(new Promise(() => {
 				let i = 0;
