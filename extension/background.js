@@ -1539,7 +1539,11 @@ const ops = {
     // hostile page's first requests went out before the relay could list
     // the tab as the client's (TestRedTeamFirstMomentOfANewTab).
     const holdFor = typeof params.holdFor === 'string' && owners.has(params.holdFor) ? params.holdFor : '';
-    const first = holdFor ? 'about:blank' : url;
+    // Any other tab opens blank too while a policy holds tabs, and loads
+    // once the rules leave it out: they were made before it was, and held
+    // the first load of another client's tab at a private address as a
+    // popup's (TestRedTeamUnheldClientsNewTabLoadsAtOnce).
+    const first = holdFor || (owners.size && /^https?:/i.test(url)) ? 'about:blank' : url;
     /** @type {chrome.tabs.Tab | undefined} */
     let tab;
     if (params.newWindow === true) {
@@ -1558,18 +1562,20 @@ const ops = {
       holding.set(id, holdFor);
       drove.add(holdFor);
       persistPolicies();
+    }
+    if (url !== first) {
       await refreshRules();
-      if (url !== first) {
-        try {
-          tab = await chrome.tabs.update(id, { url }) ?? tab;
-        } catch (e) {
-          // A URL Chrome does not load from an extension (javascript:):
-          // the command fails, as chrome.tabs.create would have, and the
-          // blank tab does not stay behind.
-          await chrome.tabs.remove(id).catch(() => {});
-          throw e;
-        }
+      try {
+        tab = await chrome.tabs.update(id, { url }) ?? tab;
+      } catch (e) {
+        // A URL Chrome does not load from an extension (javascript:):
+        // the command fails, as chrome.tabs.create would have, and the
+        // blank tab does not stay behind.
+        await chrome.tabs.remove(id).catch(() => {});
+        throw e;
       }
+    } else if (holdFor) {
+      await refreshRules();
     }
     const target = await targetOf(id, CREATE_WAIT_MS);
     return tabInfo(tab, target, ours.has(id), { created: true });
