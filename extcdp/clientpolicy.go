@@ -3,6 +3,7 @@ package extcdp
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -441,39 +442,52 @@ func (c *Client) guards() bool {
 	return c.pol.set && (len(c.pol.domains) > 0 || c.pol.params.BlockPrivate)
 }
 
-// checkPopup tells the extension when a popup's opener is driven by no
-// client whose policy holds popups: the extension holds every popup of
-// livetab's tabs before its first request, not knowing whose tab opened
-// it, and this lets go of those of the other clients (and loads again a
-// first load it blocked). A popup of a held popup stays held. Call with
-// r.mu held.
+// checkPopup tells the extension whose policies hold a popup: the
+// extension holds every popup of livetab's tabs before its first request
+// by every owner's rules together, not knowing whose tab opened it. This
+// lets go of those whose opener no client with a policy drives, and keeps
+// the others for the owners whose clients drive the opener, and their
+// opener's owners: one agent's rules held another's popups, which its own
+// policy allowed (TestRedTeamOthersPolicyLeavesMyPopups). Either way the
+// extension loads again a first load it blocked. A popup of a popup not
+// yet told stays held by all. Call with r.mu held.
 func (r *Relay) checkPopup(t *tab) {
-	if !t.info.Popup || t.unguarded || t.info.OpenerTabID == 0 {
+	if !t.info.Popup || t.unguarded || t.keptFor != nil || t.info.OpenerTabID == 0 {
 		return
 	}
 	o := r.tabs[t.info.OpenerTabID]
-	if o == nil || o.info.Popup && !o.unguarded {
+	if o == nil || o.info.Popup && !o.unguarded && o.keptFor == nil {
 		return
 	}
-	if o.creator != nil && o.creator.guards() {
-		return
+	owners := map[string]bool{}
+	for _, ow := range o.keptFor {
+		owners[ow] = true
 	}
-	for _, s := range o.sessions {
-		if s.client.guards() {
-			return
+	keep := func(c *Client) {
+		if c != nil && c.guards() {
+			owners[c.pol.owner] = true
 		}
+	}
+	keep(o.creator)
+	for _, s := range o.sessions {
+		keep(s.client)
 	}
 	for _, ch := range r.children {
 		if ch.tab == o {
 			for _, s := range ch.sessions {
-				if s.client.guards() {
-					return
-				}
+				keep(s.client)
 			}
 		}
 	}
-	t.unguarded = true
-	r.b.GoNow(&wire.Frame{Method: wire.Unguard, Params: tabParams(t.id)}, func(*wire.Frame, error) {})
+	p := wire.UnguardParams{TabID: t.id}
+	if len(owners) == 0 {
+		t.unguarded = true
+	} else {
+		t.keptFor = slices.Sorted(maps.Keys(owners))
+		p.KeepFor = t.keptFor
+	}
+	params, _ := jsonv2.Marshal(p, wire.Options)
+	r.b.GoNow(&wire.Frame{Method: wire.Unguard, Params: params}, func(*wire.Frame, error) {})
 }
 
 // refuseHistoryEntry fails a Page.navigateToHistoryEntry of c's to an

@@ -293,6 +293,9 @@ type tab struct {
 	// unguarded: the extension was told that no client with a policy
 	// drives the page that opened this popup (clientpolicy.go).
 	unguarded bool
+	// keptFor: the extension was told that only these policy owners'
+	// clients drive the page that opened this popup (clientpolicy.go).
+	keptFor []string
 	// downloadWatch: the relay keeps the debugger on this popup of a
 	// client's tab, with Page on, so that it hears of the popup's
 	// downloads (watchPopupDownloads).

@@ -13,7 +13,7 @@ import {
 import { answerChallenge, newNonce } from './lib/pairing.js';
 import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
 import { parsePolicy, policyOwner } from './lib/policy.js';
-import { FIRST_RULE_ID, aheadRules, closedRules, drivenRules, lingerRules, mergedPrivateRules, popupRules, workerRules } from './lib/popups.js';
+import { FIRST_RULE_ID, aheadHoldsAll, aheadRules, closedRules, drivenRules, lingerRules, mergedPrivateRules, popupRules, workerRules } from './lib/popups.js';
 import { commandRefusal, navigateRefusal, needsTabUrl } from './lib/unsafe.js';
 import { NewTabLoads, RecentNavigations, RecentPages, originReferrer, referrerTab } from './lib/loads.js';
 import { readActivity } from './lib/activity.js';
@@ -182,6 +182,13 @@ const MAYBE_MS = 1000;
 const sourceOf = new Map();
 /** @type {Set<number>} Popups the relay said no client with a policy drives the opener of. */
 const unguarded = new Set();
+/**
+ * Popups the relay said only some owners' clients drive the opener of: only
+ * those owners' rules hold them. Not kept across a restart of the worker:
+ * every owner's rules hold them again, as before the relay told.
+ * @type {Map<number, Set<string>>}
+ */
+const keptFor = new Map();
 /** @type {Map<number, string>} New tabs whose first load the rules blocked, by URL. */
 const blockedLoads = new Map();
 /** @type {Set<number>} Tabs loaded again after the rules let go of them. */
@@ -216,6 +223,11 @@ function persist() {
 // Rule updates run one at a time, each from the state of its moment.
 /** @type {Promise<void>} */
 let rulesChain = Promise.resolve();
+/**
+ * Whether the rules in force are every owner's own, not the fallback of one
+ * size (refreshRules), which holds no load the extension makes.
+ */
+let eachOwnersRules = true;
 
 /**
  * Whether a page of a tab that test holds opened tab id, or of a tab such a
@@ -232,6 +244,28 @@ function descendsFrom(id, test) {
     x = src;
   }
   return false;
+}
+
+/**
+ * The tabs an owner's policy lists, and those opened for it and not listed
+ * yet.
+ * @param {string} owner
+ * @param {import('./lib/policy.js').Policy} pol
+ */
+function ownersTabs(owner, pol) {
+  const mine = new Set(pol.tabs ?? []);
+  for (const [tabId, o] of holding) if (o === owner) mine.add(tabId);
+  return mine;
+}
+
+/**
+ * Whether a tab of the owner's (mine) is one livetab opened for it, not
+ * one a person shared.
+ * @param {Set<number>} mine
+ * @param {number} x
+ */
+function openedBy(mine, x) {
+  return mine.has(x) && (created.has(x) || holding.has(x)) && !shared.has(x);
 }
 
 /** Rewrites the popup rules from the owners' policies and the open tabs. */
@@ -278,25 +312,26 @@ function refreshRules() {
       const held = new Set();
       let id = FIRST_RULE_ID;
       for (const [owner, pol] of owners) {
-        const more = popupRules(pol, excluded, id);
+        // Popups of other owners' tabs alone are theirs to hold.
+        const others = ids.filter((x) => keptFor.has(x) && !keptFor.get(x)?.has(owner));
+        const more = popupRules(pol, excluded.concat(others), id);
         id += more.length;
         rules = rules.concat(more);
-        const mine = new Set(pol.tabs ?? []);
-        for (const [tabId, o] of holding) if (o === owner) mine.add(tabId);
+        const mine = ownersTabs(owner, pol);
         if (pol.blockPrivate) for (const x of mine) held.add(x);
         // The new tabs pages of the owner's tabs opened are the owner's
         // before the relay lists them: a rule made in between left such a
         // popup's frame of a private address free (TestRedTeamOpaqueInitiatorPopups).
         const its = (/** @type {number} */ x) => mine.has(x) && !shared.has(x);
-        const others = ids.filter((x) => !mine.has(x) && !descendsFrom(x, its));
-        const driven = drivenRules(mine.size ? { ...pol, tabs: [...mine] } : pol, others, id);
+        const notMine = ids.filter((x) => !mine.has(x) && !descendsFrom(x, its));
+        const driven = drivenRules(mine.size ? { ...pol, tabs: [...mine] } : pol, notMine, id);
         id += driven.length;
         rules = rules.concat(driven);
         // Pages fetched ahead, in the owner's tabs and the new tabs pages
         // open; not in the tabs a person shared.
         // A tab the person shared is theirs, whoever opened it.
-        const opened = (/** @type {number} */ x) => mine.has(x) && (created.has(x) || holding.has(x)) && !shared.has(x);
-        const notAhead = ids.filter((x) => !born.has(x) && !maybe.has(x) && !opened(x));
+        const opened = (/** @type {number} */ x) => openedBy(mine, x);
+        const notAhead = ids.filter((x) => !born.has(x) && !maybe.has(x) && !opened(x) || others.includes(x));
         if (notAhead.length < ids.length) {
           // And the new tabs the pages of those opened, and theirs: a load
           // there that no page of the domains started, a page that made its
@@ -315,10 +350,12 @@ function refreshRules() {
     if (!old.length && !rules.length) return;
     try {
       await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: old, addRules: rules });
+      eachOwnersRules = true;
       return;
     } catch (e) {
       if (!rules.length) throw e;
     }
+    eachOwnersRules = false;
     // Over Chrome's limits (many clients' policies together): an update
     // fails whole, and every owner's tabs would go unheld. Hold popups
     // closed instead, and keep every request of the tabs owners drive, of
@@ -1610,6 +1647,15 @@ const ops = {
     // A popup whose opener no client with a policy drives: the rules let go
     // of it, and a first load they blocked is made again.
     const tabId = tabIdOf(params, 'ext.unguard');
+    const keep = Array.isArray(params.keepFor) ? params.keepFor.filter((/** @type {unknown} */ o) => typeof o === 'string') : [];
+    if (keep.length) {
+      // Driven by those owners' clients alone: their rules alone hold it.
+      keptFor.set(tabId, new Set(keep));
+      if (keptFor.size > 256) keptFor.delete(keptFor.keys().next().value ?? -1);
+      await refreshRules();
+      retryKept(tabId);
+      return {};
+    }
     unguarded.add(tabId);
     if (born.delete(tabId)) persist();
     maybe.delete(tabId);
@@ -1989,6 +2035,33 @@ async function hearCrashes(tabId) {
 }
 
 /**
+ * Loads again a popup's first load that other owners' rules blocked, once
+ * only its own owners' rules hold it. A load the extension makes has no
+ * initiator, which the rules of page-started loads never match: only a
+ * popup of tabs each owner opened, whose rules hold every load there
+ * whoever starts it (aheadRules), is loaded again.
+ * @param {number} tabId
+ */
+function retryKept(tabId) {
+  const url = blockedLoads.get(tabId);
+  const keep = keptFor.get(tabId);
+  // The fallback rules, over Chrome's limits, hold only loads a page
+  // started: a popup's load made again left the domains (TestRedTeamPolicyFloodKeepsOthersRules).
+  if (url === undefined || !keep || retried.has(tabId) || !eachOwnersRules) return;
+  for (const owner of keep) {
+    const pol = owners.get(owner);
+    if (!pol || !aheadHoldsAll(pol)) return;
+    const mine = ownersTabs(owner, pol);
+    if (!descendsFrom(tabId, (x) => openedBy(mine, x))) return;
+  }
+  retried.add(tabId);
+  blockedLoads.delete(tabId);
+  void chrome.tabs.get(tabId).then(async (tab) => {
+    if (tab.url === url && !tab.pendingUrl) await chrome.tabs.update(tabId, { url });
+  }).catch(() => {});
+}
+
+/**
  * Loads again, once, a new tab's first load that the popup rules blocked
  * while they did not know the tab was not theirs.
  * @param {number} tabId
@@ -2069,6 +2142,10 @@ chrome.webNavigation.onErrorOccurred.addListener((d) => {
   // Only a new tab's first loads: the rules leave every older tab alone.
   if (Date.now() - (createdAt.get(d.tabId) ?? 0) > NEW_TAB_MS) return;
   blockedLoads.set(d.tabId, d.url);
+  if (keptFor.has(d.tabId)) {
+    void refreshRules().then(() => retryKept(d.tabId)).catch(() => {});
+    return;
+  }
   if (born.has(d.tabId) || maybe.has(d.tabId)) return; // the relay may still unguard it
   // Not a popup of livetab's: the rules held it only while it was new.
   void refreshRules().then(() => retryBlocked(d.tabId)).catch(() => {});

@@ -192,6 +192,20 @@ export function aheadRules(pol, excludedTabIds, firstId, ownTabIds = []) {
 }
 
 /**
+ * Whether aheadRules hold every load outside the policy in the tabs the
+ * owner opened, whoever starts it: none do for a domain or a private
+ * address named as a CIDR range or an IPv6 literal, which has no DNR
+ * domain.
+ * @param {Policy} pol
+ * @returns {boolean}
+ */
+export function aheadHoldsAll(pol) {
+  const any = !pol.domains.length || pol.domains.some((d) => d.trim() === '*');
+  if (!any && pol.domains.some((d) => dnrDomain(d) === '')) return false;
+  return !pol.blockPrivate || !(pol.privateAllowed ?? []).some((p) => dnrDomain(p) === '');
+}
+
+/**
  * aheadRules' blocks of private addresses; without blockPrivate, none.
  * @param {Policy} pol
  * @param {number[]} excludedTabIds

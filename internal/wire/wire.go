@@ -47,9 +47,10 @@
 //	ext.detach      {tabId}                 → {}
 //	ext.targets     {}                      → {targets:[TabInfo]}   every tab, with its CDP targetId
 //	ext.createTab   {url, newWindow, active, windowId?, holdFor?} → TabInfo
-//	ext.unguard     {tabId}                 → {}   a popup whose opener no client with a policy drives: the
+//	ext.unguard     {tabId, keepFor?}       → {}   a popup whose opener no client with a policy drives: the
 //	                                               extension's popup rules let go of it and load again a first
-//	                                               load they blocked
+//	                                               load they blocked; with keepFor, only the rules of those
+//	                                               owners keep holding it
 //	ext.closeTab    {tabId, quiet?, leave?} → {}
 //	ext.activateTab {tabId}                 → {}
 //	ext.window      {tabId}                 → {windowId, left, top, width, height, state, contentWidth, contentHeight}
@@ -351,6 +352,14 @@ type PolicyParams struct {
 // TabParams is the payload of operations and events about one tab.
 type TabParams struct {
 	TabID int64 `json:"tabId"`
+}
+
+// UnguardParams is the payload of ext.unguard.
+type UnguardParams struct {
+	TabID int64 `json:"tabId"`
+	// KeepFor names the policy owners whose clients drive the popup's
+	// opener: only their rules keep holding it. Empty: no owner's do.
+	KeepFor []string `json:"keepFor,omitzero"`
 }
 
 // DetachedParams is the payload of ext.detached.
