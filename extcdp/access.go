@@ -116,6 +116,14 @@ func (r *Relay) inherit(t *tab) {
 	}
 	t.context = o.context
 	r.claim(t, o.creator)
+	if _, live := r.clients[o.creator]; !live {
+		// A popup the page opened as its client left, reported after the
+		// relay closed the client's tabs: it closes too, or it ran on
+		// unheld once the client's policy ended, and reached a private
+		// address 37 times in 4 s (TestRedTeamPopupAsTheAgentLeaves).
+		r.buryCreated(o.creator)
+		r.closeCreated(o.creator)
+	}
 }
 
 // claim makes t c's. Should other clients have heard of t before (the
