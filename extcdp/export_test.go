@@ -92,6 +92,13 @@ func (r *Relay) Transfers() int {
 // that are gone, as the relay does before making its own.
 func SweepStaleTransfers(dir string) { sweepStaleTransfers(dir) }
 
+// SetHeldRequestBound changes how long a client may hold a request of the
+// person's tab, for tests; it returns a function that restores it.
+func SetHeldRequestBound(d time.Duration) func() {
+	old := heldRequestBound.Swap(int64(d))
+	return func() { heldRequestBound.Store(old) }
+}
+
 // SetSyncScriptBound changes how long a client's script may run without
 // yielding on the person's tab, for tests; it returns a function that
 // restores it.

@@ -3,6 +3,8 @@ package extcdp
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/chromedp/cdproto"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
@@ -136,4 +138,49 @@ func (r *Relay) letGoOfFetch(t *tab, c *Client) {
 // holder goes to client c.
 func fetchTo(method cdproto.MethodType, holder, c *Client) bool {
 	return holder == nil || !fetchEvent(method) || holder == c
+}
+
+// heldRequestBound is how long a client may hold a request of a tab the
+// person opened (Fetch.requestPaused, Fetch.authRequired) before the relay
+// lets it go on: a client whose route handler never settled (alive,
+// answering pings) held the person's requests for as long as it ran, and
+// their page with them (red team, 2 of 2). Longer than the page package's
+// guard takes to decide (10 s at most), so that an agent's guard is never
+// overtaken; a client's late answer gets Chrome's error for a request it no
+// longer holds.
+var heldRequestBound atomic.Int64
+
+func init() { heldRequestBound.Store(int64(30 * time.Second)) }
+
+// boundHeldRequest lets a request of a tab the person opened, which a
+// client's interception holds, go on once heldRequestBound has passed, if
+// the client has not answered it by then. sid is the attachment: "" for
+// the tab's own, or a child session's. Call with r.mu held.
+func (r *Relay) boundHeldRequest(t *tab, sid string, method cdproto.MethodType, params jsonv2.Value) {
+	if t.creator != nil || !fetchEvent(method) {
+		return
+	}
+	var p struct {
+		RequestID           string `json:"requestId"`
+		ResponseStatusCode  int64  `json:"responseStatusCode"`
+		ResponseErrorReason string `json:"responseErrorReason"`
+	}
+	if jsonv2.Unmarshal(params, &p, wire.Options) != nil || p.RequestID == "" {
+		return
+	}
+	cmd, body := cdproto.CommandFetchContinueRequest, map[string]any{"requestId": p.RequestID}
+	switch {
+	case method == cdproto.EventFetchAuthRequired:
+		// As if no one intercepted: Chrome asks the person.
+		cmd, body["authChallengeResponse"] = cdproto.CommandFetchContinueWithAuth, map[string]string{"response": "Default"}
+	case p.ResponseStatusCode != 0 || p.ResponseErrorReason != "":
+		cmd = cdproto.CommandFetchContinueResponse
+	}
+	next, _ := jsonv2.Marshal(body, wire.Options)
+	time.AfterFunc(time.Duration(heldRequestBound.Load()), func() {
+		if r.ctx.Err() != nil {
+			return
+		}
+		r.b.GoNow(&wire.Frame{Method: string(cmd), Params: next, TabID: t.id, SessionID: sid}, func(*wire.Frame, error) {})
+	})
 }

@@ -874,6 +874,13 @@ func (r *Relay) onCDPEvent(f *wire.Frame) {
 	if c != nil {
 		holder = c.fetch
 	}
+	if holder != nil {
+		sid := ""
+		if c != nil {
+			sid = c.sid
+		}
+		r.boundHeldRequest(t, sid, method, f.Params)
+	}
 	popup := popupURL(method, f.Params)
 	objects := eventObjectIDs(t, f.Params)
 	holders := bindingHolders(t, method, f.Params)
