@@ -77,3 +77,53 @@ func bindingHolders(t *tab, method cdproto.MethodType, params jsonv2.Value) map[
 	}
 	return t.bindings[name]
 }
+
+// dropBindings forgets c as a holder of t's bindings, now that it left the
+// tab. A name no client holds any more is removed from the page when send
+// (other clients stay, and with them the attachment): Chrome removes a
+// session's bindings with the session, but the shared attachment kept each
+// dead client's binding on the person's page, and its name in the relay
+// (TestRedTeamDeadClientsBindingsStay). A reattach does not add it again.
+// Call with r.mu held.
+func (r *Relay) dropBindings(t *tab, c *Client, send bool) {
+	for name, holders := range t.bindings {
+		if !holders[c] {
+			continue
+		}
+		delete(holders, c)
+		if len(holders) > 0 {
+			continue
+		}
+		delete(t.bindings, name)
+		if !send || !t.attached {
+			continue
+		}
+		params, _ := jsonv2.Marshal(map[string]string{"name": name}, wire.Options)
+		t.noteSetup(string(cdproto.CommandRuntimeRemoveBinding), params)
+		// On every attachment of the tab: the name may have been added
+		// on a frame's.
+		r.unbind(t, "", params, name, t.runtime.list)
+		for _, ch := range r.children {
+			if ch.tab == t {
+				r.unbind(t, ch.sid, params, name, ch.runtime.list)
+			}
+		}
+	}
+}
+
+// unbind removes the binding name from the attachment sid of t. Chrome's
+// Runtime.removeBinding only stops the calls being told: the function stays
+// on the page's global objects, so it is deleted there too, in the default
+// context and in each one the relay knows, if it is still the binding (a
+// native function). Call with r.mu held.
+func (r *Relay) unbind(t *tab, sid string, params jsonv2.Value, name string, contexts []execContext) {
+	r.sendOwed(&wire.Frame{Method: string(cdproto.CommandRuntimeRemoveBinding), Params: params, TabID: t.id, SessionID: sid})
+	const del = `function(n) { const f = globalThis[n]; if (typeof f === "function" && /\{\s*\[native code\]\s*\}$/.test(Function.prototype.toString.call(f))) delete globalThis[n]; }`
+	quoted, _ := jsonv2.Marshal(name, wire.Options)
+	eval, _ := jsonv2.Marshal(map[string]any{"expression": "(" + del + ")(" + string(quoted) + ")", "silent": true}, wire.Options)
+	r.sendOwed(&wire.Frame{Method: string(cdproto.CommandRuntimeEvaluate), Params: eval, TabID: t.id, SessionID: sid})
+	for _, ec := range contexts {
+		call, _ := jsonv2.Marshal(map[string]any{"functionDeclaration": del, "executionContextId": ec.id, "arguments": []map[string]string{{"value": name}}, "silent": true}, wire.Options)
+		r.sendOwed(&wire.Frame{Method: string(cdproto.CommandRuntimeCallFunctionOn), Params: call, TabID: t.id, SessionID: sid})
+	}
+}

@@ -701,6 +701,12 @@ func (c *Client) forward(m *cdproto.Message, t *tab, sid string, s *session) {
 	}
 	r.mu.Lock()
 	if sid == "" {
+		if err := t.setupRoom(string(m.Method), params); err != nil {
+			r.mu.Unlock()
+			cancel()
+			c.fail(m.ID, replySID, -32000, err.Error())
+			return
+		}
 		t.noteSetup(string(m.Method), params)
 	}
 	if hook := r.noteTrace(t, sid, s, m.Method, params); hook != nil {

@@ -511,6 +511,7 @@ func (r *Relay) leftTab(t *tab, c *Client) {
 		}
 	}
 	r.letGoOfFetch(t, c)
+	r.dropBindings(t, c, others)
 	if !others {
 		// The debugger leaves the tab, and all it set goes with it.
 		delete(t.left, c)
@@ -522,6 +523,7 @@ func (r *Relay) leftTab(t *tab, c *Client) {
 		return
 	}
 	r.undoState(t, "", t.left, c)
+	r.releaseOwned(t, c)
 	r.guardUses(t, "", c, false)
 	for _, ch := range r.children {
 		if ch.tab == t {

@@ -49,9 +49,27 @@ type ownedIDs struct {
 type idSet struct {
 	has   map[string]bool
 	order []string
+	// groups are the object groups, as Chrome names them, that the
+	// client put objects in on the tab (scopeGroup): its leave releases
+	// them (releaseOwned).
+	groups map[string]bool
 }
 
 func (o *ownedIDs) note(key string, c *Client) {
+	set := o.setOf(c)
+	if set.has[key] {
+		return
+	}
+	set.has[key] = true
+	set.order = append(set.order, key)
+	for len(set.order) > maxOwned {
+		delete(set.has, set.order[0])
+		set.order = set.order[1:]
+	}
+}
+
+// setOf returns c's notes, made if need be.
+func (o *ownedIDs) setOf(c *Client) *idSet {
 	if o.by == nil {
 		o.by = map[*Client]*idSet{}
 	}
@@ -71,15 +89,7 @@ func (o *ownedIDs) note(key string, c *Client) {
 		set = &idSet{has: map[string]bool{}}
 		o.by[c] = set
 	}
-	if set.has[key] {
-		return
-	}
-	set.has[key] = true
-	set.order = append(set.order, key)
-	for len(set.order) > maxOwned {
-		delete(set.has, set.order[0])
-		set.order = set.order[1:]
-	}
+	return set
 }
 
 // noteAll notes keys as c's.
@@ -324,22 +334,116 @@ func remoteObjectIDs(v any, fn func(string)) {
 
 // scopeGroup renames the object group m names, on a tab the person
 // opened, to c's own: "livetab 3 name" for client 3's "name". Chrome's
-// replies never name a group back.
+// replies never name a group back. A command that makes remote objects
+// and names no group has them put in c's default group, "livetab 3":
+// Chrome keeps an object of no group until Runtime.releaseObject or the
+// debugger's leave, and the debugger stays for the clients that stay, so
+// each dead client's handles stayed pinned in the person's page
+// (TestRedTeamDeadClientsHandlesPinThePersonsMemory). The groups c used
+// are noted, and released when it leaves the tab (releaseOwned).
 func (c *Client) scopeGroup(m *cdproto.Message, t *tab) {
-	if !notesOwned(t) || !bytes.Contains(m.Params, []byte(`Group"`)) && !bytes.Contains(m.Params, []byte(`\u`)) {
+	if !notesOwned(t) {
+		return
+	}
+	named := bytes.Contains(m.Params, []byte(`Group"`)) || bytes.Contains(m.Params, []byte(`\u`))
+	if !named && !groupMakers[m.Method] {
 		return
 	}
 	p := map[string]jsonv2.Value{}
-	if jsonv2.Unmarshal(m.Params, &p, wire.Options) != nil {
+	if len(m.Params) > 0 && jsonv2.Unmarshal(m.Params, &p, wire.Options) != nil {
 		return // Chrome says what is wrong with it
 	}
-	var g string
-	if jsonv2.Unmarshal(p["objectGroup"], &g, wire.Options) != nil {
+	if p == nil {
+		p = map[string]jsonv2.Value{}
+	}
+	g := defaultGroup(c)
+	if raw, ok := p["objectGroup"]; ok {
+		var name string
+		if jsonv2.Unmarshal(raw, &name, wire.Options) != nil {
+			return
+		}
+		g = "livetab " + c.id + " " + name
+	} else if !groupMakers[m.Method] || m.Method == cdproto.CommandRuntimeCallFunctionOn && p["objectId"] != nil {
+		// A call on an object puts its result in that object's group.
 		return
 	}
-	p["objectGroup"], _ = jsonv2.Marshal("livetab "+c.id+" "+g, wire.Options)
+	r := c.r
+	r.mu.Lock()
+	set := t.owned.setOf(c)
+	if m.Method != cdproto.CommandRuntimeReleaseObjectGroup && !set.groups[g] && len(set.groups) >= maxGroups {
+		// A client that makes group after group must not grow the
+		// notes: past the bound its new groups are its default one,
+		// released with the rest when it leaves.
+		g = defaultGroup(c)
+	}
+	if set.groups == nil {
+		set.groups = map[string]bool{}
+	}
+	if m.Method == cdproto.CommandRuntimeReleaseObjectGroup {
+		delete(set.groups, g)
+	} else {
+		set.groups[g] = true
+	}
+	r.mu.Unlock()
+	p["objectGroup"], _ = jsonv2.Marshal(g, wire.Options)
 	if out, err := jsonv2.Marshal(p, wire.Options); err == nil {
 		m.Params = out
+	}
+}
+
+// defaultGroup is the group of c's objects that it put in none; no name c
+// chooses is scoped to it ("livetab 3 " + name).
+func defaultGroup(c *Client) string { return "livetab " + c.id }
+
+// maxGroups bounds the object groups noted for one client on one tab.
+const maxGroups = 1024
+
+// groupMakers are the commands that put the remote objects they make in
+// their objectGroup, or in none.
+var groupMakers = map[cdproto.MethodType]bool{
+	cdproto.CommandRuntimeEvaluate:                     true,
+	cdproto.CommandRuntimeCallFunctionOn:               true,
+	cdproto.CommandRuntimeRunScript:                    true,
+	cdproto.CommandRuntimeQueryObjects:                 true,
+	cdproto.CommandDOMResolveNode:                      true,
+	cdproto.CommandDebuggerEvaluateOnCallFrame:         true,
+	cdproto.CommandHeapProfilerGetObjectByHeapObjectID: true,
+}
+
+// releaseOwned lets go of what c was given on t, now that it left the tab
+// and other clients stay (leftTab): Chrome keeps a session's remote
+// objects and streams until the debugger leaves the tab. It releases each
+// of c's object groups, on the tab and on its frames' attachments, and
+// closes each stream c was given and no other client was. A group of c's
+// holds only objects c's commands made, so no other client's object goes
+// with it. Call with r.mu held.
+func (r *Relay) releaseOwned(t *tab, c *Client) {
+	set := t.owned.by[c]
+	if set == nil || !t.attached {
+		return
+	}
+	sids := []string{""}
+	for _, ch := range r.children {
+		if ch.tab == t {
+			sids = append(sids, ch.sid)
+		}
+	}
+	for g := range set.groups {
+		params, _ := jsonv2.Marshal(map[string]string{"objectGroup": g}, wire.Options)
+		for _, sid := range sids {
+			r.sendOwed(&wire.Frame{Method: string(cdproto.CommandRuntimeReleaseObjectGroup), Params: params, TabID: t.id, SessionID: sid})
+		}
+	}
+	set.groups = nil
+	// The streams it did not close stay in the browser's memory, a
+	// trace's tens of MB among them (TestRedTeamDeadClientsStreamsStay).
+	for _, key := range set.order {
+		h, ok := strings.CutPrefix(key, streamKey)
+		if !ok || t.owned.another(key, c) {
+			continue
+		}
+		params, _ := jsonv2.Marshal(map[string]string{"handle": h}, wire.Options)
+		r.sendOwed(&wire.Frame{Method: string(cdproto.CommandIOClose), Params: params, TabID: t.id})
 	}
 }
 

@@ -2,6 +2,7 @@ package extcdp
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,6 +92,44 @@ func (t *tab) noteSetup(method string, params jsonv2.Value) {
 
 // maxSetup bounds the commands kept per tab for a reattach.
 const maxSetup = 512
+
+// maxSetupBytes bounds the params of the commands kept per tab for a
+// reattach. maxSetup alone let one client's 512 scripts for new documents
+// of 8 MiB each hold 4 GiB of the relay's memory for as long as the tab
+// lived (TestRedTeamSetupHoldsTheRelaysMemory). Past it a command whose
+// params exceed setupSmall is refused (setupRoom), not kept unnoted: a
+// script a reattach would silently leave out, or one that shifts the ids
+// Chrome gives the scripts after it, is worse for a Playwright or Puppeteer
+// script than an addInitScript or exposeFunction that fails and says why.
+const maxSetupBytes = 16 << 20
+
+// setupSmall is the size of params kept past maxSetupBytes: maxSetup of
+// them at most.
+const setupSmall = 4 << 10
+
+// setupRoom returns the error for a command sent to t's own attachment
+// that a reattach would send again, and whose params would take the
+// tab's kept setup past maxSetupBytes; nil for any other. Call with r.mu
+// held.
+func (t *tab) setupRoom(method string, params jsonv2.Value) error {
+	if len(params) <= setupSmall {
+		return nil
+	}
+	key, _ := setupKey(method, params, t.setupSeq+1)
+	if key == "" {
+		return nil
+	}
+	held := 0
+	for _, c := range t.setup {
+		if c.key != key {
+			held += len(c.params)
+		}
+	}
+	if held+len(params) <= maxSetupBytes {
+		return nil
+	}
+	return fmt.Errorf("livetab refuses %s on tab %d: its params (%d KiB) would take what livetab keeps to set the tab up again after a reattach past %d MiB (%d KiB held: scripts for new documents, bindings, settings); remove earlier scripts (Page.removeScriptToEvaluateOnNewDocument) or bindings, or keep scripts small", method, t.id, len(params)>>10, maxSetupBytes>>20, held>>10)
+}
 
 func dropSetup(list []setupCmd, key string) []setupCmd {
 	out := list[:0]

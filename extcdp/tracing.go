@@ -44,8 +44,11 @@ type traceMeta struct {
 func (r *Relay) onTracingEvent(t *tab, method cdproto.MethodType, params jsonv2.Value) {
 	ts := &t.trace
 	s := ts.by
+	var gone *Client
 	if s != nil && !slices.Contains(t.sessions, s) {
-		s, ts.by = nil, nil // it left; Tracing.end was its undo
+		// It left; Tracing.end was its undo. ts.by stays until the
+		// trace completes, to tell whose its stream was.
+		s, gone = nil, s.client
 	}
 	switch method {
 	case cdproto.EventTracingDataCollected:
@@ -72,6 +75,20 @@ func (r *Relay) onTracingEvent(t *tab, method cdproto.MethodType, params jsonv2.
 		}
 		if s != nil && jsonv2.Unmarshal(params, &p, wire.Options) == nil && p.Stream != "" && notesOwned(t) {
 			t.owned.note(streamKey+p.Stream, s.client)
+		}
+		if gone != nil && jsonv2.Unmarshal(params, &p, wire.Options) == nil && p.Stream != "" && t.attached {
+			// The trace of a tracer that left, which its leave's
+			// Tracing.end completed: no one is left to read it. Noted
+			// as the tracer's, so that no other client names it before
+			// it is closed (another client read it, red team:
+			// TestRedTeamDeadClientsTraceReadByAnother), and closed at
+			// once: Chrome keeps a stream until IO.close or the
+			// debugger's leave, however long another client stays.
+			if notesOwned(t) {
+				t.owned.note(streamKey+p.Stream, gone)
+			}
+			closed, _ := jsonv2.Marshal(map[string]string{"handle": p.Stream}, wire.Options)
+			r.sendOwed(&wire.Frame{Method: string(cdproto.CommandIOClose), Params: closed, TabID: t.id})
 		}
 		if s != nil && !ts.sent && jsonv2.Unmarshal(params, &p, wire.Options) == nil && p.Stream != "" {
 			if ts.pending == nil {
