@@ -13,7 +13,7 @@ import {
 import { answerChallenge, newNonce } from './lib/pairing.js';
 import { attachedTabs, mergeTabs, tabInfo, targetsByTab } from './lib/tabs.js';
 import { parsePolicy, policyOwner } from './lib/policy.js';
-import { FIRST_RULE_ID, aheadHoldsAll, aheadRules, closedRules, drivenRules, lingerRules, mergedPrivateRules, popupRules, workerRules } from './lib/popups.js';
+import { FIRST_RULE_ID, aheadHoldsAll, aheadRules, closedRules, dnrDomain, drivenRules, lingerRules, mergedPrivateRules, popupRules, workerRules } from './lib/popups.js';
 import { commandRefusal, navigateRefusal, needsTabUrl } from './lib/unsafe.js';
 import { NewTabLoads, RecentNavigations, RecentPages, originReferrer, referrerTab } from './lib/loads.js';
 import { readActivity } from './lib/activity.js';
@@ -104,14 +104,102 @@ const owners = new Map();
  * them, and one of a hostile page (an install event kept open) reached a
  * private address every 100 ms once the agent had gone (red team, 3 of 3).
  * Chrome ends a worker's event within five minutes; the rules are those
- * of its domains' workers alone (lingerRules).
- * @type {Map<string, { pol: import('./lib/policy.js').Policy, until: number }>}
+ * of their domains' workers and of the sites framed in their tabs
+ * (lingerRules), all owners' in one set of one size. None is let go before
+ * its five minutes: four short-lived programs pushed the agent's out when
+ * only four stayed (red team). Past MAX_LINGERING owners they fold into
+ * one (FOLDED) that holds every worker. Kept in chrome.storage.session: a
+ * restart of the worker dropped them (red team).
+ * @type {Map<string, { pol: import('./lib/policy.js').Policy, sites: string[], all: boolean, until: number }>}
  */
 const lingering = new Map();
 const WORKER_LINGER_MS = 5 * 60_000;
-const MAX_LINGERING = 4;
+const MAX_LINGERING = 64;
+/** The key of the owners folded into one: no owner the relay names. */
+const FOLDED = '\u0000folded';
 /** @type {Set<string>} The owners whose policy listed tabs they drove. */
 const drove = new Set();
+/**
+ * The sites of the frames committed in each owner's tabs and their
+ * popups, for its lingering rules: a frame of another site can start a
+ * worker that runs on after the owner (red team). At most MAX_FRAME_SITES;
+ * past them, or a site with no DNR domain, all.
+ * @type {Map<string, { sites: Set<string>, all: boolean }>}
+ */
+const frameSites = new Map();
+const MAX_FRAME_SITES = 32;
+
+/**
+ * Records the site of a frame committed in tab tabId for the owners off
+ * private addresses whose tabs it is of, or whose tabs' pages opened it.
+ * @param {number} tabId
+ * @param {string} url
+ */
+function sawFrame(tabId, url) {
+  let u;
+  try {
+    u = new URL(url.startsWith('blob:') ? url.slice(5) : url);
+  } catch {
+    return;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return;
+  const site = dnrDomain(u.hostname);
+  let changed = false;
+  for (const [owner, pol] of owners) {
+    if (!pol.blockPrivate) continue;
+    const mine = ownersTabs(owner, pol);
+    if (!mine.has(tabId) && !descendsFrom(tabId, (x) => mine.has(x))) continue;
+    let f = frameSites.get(owner);
+    if (!f) frameSites.set(owner, f = { sites: new Set(), all: false });
+    if (f.all || f.sites.has(site)) continue;
+    if (site === '' || f.sites.size >= MAX_FRAME_SITES) f.all = true; else f.sites.add(site);
+    changed = true;
+  }
+  if (changed) persistLingering();
+}
+
+/** Keeps the lingering rules and the frames' sites in the session's storage. */
+function persistLingering() {
+  void chrome.storage.session.set({
+    lingering: {
+      gone: [...lingering],
+      sites: [...frameSites].map(([o, f]) => [o, { sites: [...f.sites], all: f.all }]),
+    },
+  }).catch(() => {});
+}
+
+/**
+ * Lets go of an owner's lingering rules at their time.
+ * @param {string} owner
+ * @param {number} until
+ */
+function expireLinger(owner, until) {
+  setTimeout(() => {
+    const l = lingering.get(owner);
+    if (l && l.until <= Date.now()) {
+      lingering.delete(owner);
+      persistLingering();
+      void refreshRules().catch(() => {});
+    }
+  }, Math.max(0, until - Date.now()) + 100);
+}
+
+/**
+ * Takes the lingering rules a stopped worker kept.
+ * @param {any} v
+ */
+function restoreLingering(v) {
+  const strings = (/** @type {unknown} */ a) => Array.isArray(a) ? a.filter((x) => typeof x === 'string') : [];
+  for (const [owner, l] of Array.isArray(v?.gone) ? v.gone : []) {
+    if (typeof owner !== 'string' || typeof l?.until !== 'number' || l.until <= Date.now()) continue;
+    const until = Math.min(l.until, Date.now() + WORKER_LINGER_MS);
+    lingering.set(owner, { pol: parsePolicy(l.pol), sites: strings(l.sites), all: l.all === true, until });
+    expireLinger(owner, until);
+  }
+  for (const [owner, f] of Array.isArray(v?.sites) ? v.sites : []) {
+    if (typeof owner === 'string' && owners.has(owner)) frameSites.set(owner, { sites: new Set(strings(f?.sites).slice(0, MAX_FRAME_SITES)), all: f?.all === true });
+  }
+}
 
 /**
  * Forgets an owner's policy, keeping its worker rules a while if it held
@@ -122,39 +210,43 @@ function dropOwner(owner) {
   const pol = owners.get(owner);
   owners.delete(owner);
   const didDrive = drove.delete(owner);
+  const f = frameSites.get(owner);
+  frameSites.delete(owner);
   // Only an owner whose tabs ran pages may have started workers; a policy
   // set and dropped at once would hold the person's own workers of its
-  // domains for five minutes (red team, 3 of 3). And a few at most: 120
-  // owners that set a policy and left put Chrome past its limit on regex
-  // rules, and the one update of every owner's rules failed (3 of 3).
-  if (!pol?.blockPrivate || !didDrive) return;
-  if (lingering.size >= MAX_LINGERING) lingering.delete(lingering.keys().next().value ?? '');
-  lingering.set(owner, { pol, until: Date.now() + WORKER_LINGER_MS });
-  setTimeout(() => {
-    const l = lingering.get(owner);
-    if (l && l.until <= Date.now()) {
-      lingering.delete(owner);
-      void refreshRules().catch(() => {});
-    }
-  }, WORKER_LINGER_MS + 100);
+  // domains for five minutes (red team, 3 of 3).
+  if (!pol?.blockPrivate || !didDrive) {
+    if (f) persistLingering();
+    return;
+  }
+  const until = Date.now() + WORKER_LINGER_MS;
+  /** @type {{ pol: import('./lib/policy.js').Policy, sites: string[], all: boolean, until: number }} */
+  let l = { pol, sites: [...(f?.sites ?? [])], all: f?.all ?? false, until };
+  if (lingering.size >= MAX_LINGERING && !lingering.has(owner)) {
+    // Folded into one that holds every worker off the private addresses
+    // every folded owner named, until the last of them is due: none is
+    // let go early, and the map stays bounded.
+    const folded = [...lingering.values(), l];
+    const named = folded.map((x) => new Set(x.pol.privateAllowed ?? []));
+    const common = [...named[0]].filter((d) => named.every((n) => n.has(d)));
+    lingering.clear();
+    l = { pol: { sharedOnly: false, domains: [], blockPrivate: true, privateAllowed: common }, sites: [], all: true, until: Math.max(...folded.map((x) => x.until)) };
+    owner = FOLDED;
+  }
+  lingering.set(owner, l);
+  persistLingering();
+  expireLinger(owner, l.until);
 }
 
 /**
  * The worker rules: the owners', and those of the owners that left a
- * while ago.
+ * while ago, which yield to none: adding blocks frees nothing.
  * @param {number} firstId
  * @param {any[]} [pols] the owners' policies
  */
 function allWorkerRules(firstId, pols = [...owners.values()]) {
-  let rules = workerRules(pols, firstId, chrome.runtime.id);
-  // A domain an owner holds now is that owner's: its workers go by the
-  // hosts it named, not by those of one that left.
-  const held = new Set(pols.flatMap((p) => p.domains));
-  for (const l of lingering.values()) {
-    const domains = l.pol.domains.filter((d) => !held.has(d));
-    if (domains.length) rules = rules.concat(lingerRules({ ...l.pol, domains }, firstId + rules.length));
-  }
-  return rules;
+  const rules = workerRules(pols, firstId, chrome.runtime.id);
+  return rules.concat(lingerRules([...lingering.values()], firstId + rules.length, chrome.runtime.id));
 }
 /**
  * Tabs opened for an owner whose policy holds its tabs, by owner, until
@@ -206,12 +298,13 @@ function withSource(tab) {
   const src = tab.id === undefined ? undefined : sourceOf.get(tab.id);
   return { ...tab, openerTabId: src };
 }
-const restored = chrome.storage.session.get(['shared', 'created', 'born', 'sourceOf', 'policies']).then((v) => {
+const restored = chrome.storage.session.get(['shared', 'created', 'born', 'sourceOf', 'policies', 'lingering']).then((v) => {
   for (const id of /** @type {number[]} */ (v.shared ?? [])) shared.add(id);
   for (const id of /** @type {number[]} */ (v.created ?? [])) created.add(id);
   for (const id of /** @type {number[]} */ (v.born ?? [])) born.add(id);
   for (const [id, src] of /** @type {[number, number][]} */ (v.sourceOf ?? [])) sourceOf.set(id, src);
   restorePolicies(v.policies);
+  restoreLingering(v.lingering);
 }).catch(() => {});
 
 function persist() {
@@ -365,9 +458,10 @@ function refreshRules() {
     const pols = [...owners.values()];
     const closed = closedRules(pols, excluded, FIRST_RULE_ID);
     const priv = mergedPrivateRules(pols, unheld, FIRST_RULE_ID + closed.length);
-    // The current owners' worker rules alone: those of owners that left
-    // are not worth an agent's rules.
-    const workers = workerRules(pols, FIRST_RULE_ID + closed.length + priv.length, chrome.runtime.id);
+    // The worker rules, those of the owners that left too: of one size
+    // whatever the number of owners (lingerRules), and other programs'
+    // policies must not take them away either.
+    const workers = allWorkerRules(FIRST_RULE_ID + closed.length + priv.length, pols);
     try {
       await chrome.declarativeNetRequest.updateSessionRules({ removeRuleIds: old, addRules: closed.concat(priv, workers) });
     } catch {
@@ -1629,7 +1723,7 @@ const ops = {
       // (red team, 3 of 3).
       throw new Error(`Chrome refuses the rule this policy's domains make (${refused}): name shorter domains, or a wildcard (*.example.com)`);
     }
-    lingering.delete(owner);
+    if (lingering.delete(owner)) persistLingering();
     if (pol.tabs?.length) drove.add(owner);
     if (pol.sharedOnly || pol.domains.length || pol.blockPrivate) owners.set(owner, pol); else dropOwner(owner);
     if (stale.delete(owner) && !stale.size) staleSince = 0;
@@ -2124,6 +2218,7 @@ chrome.webNavigation.onBeforeNavigate.addListener((d) => {
 chrome.webNavigation.onCommitted.addListener((d) => {
   ownPageNavigation(d, true);
   if (d.frameId === 0) newTabLoads.committed(d.tabId);
+  else sawFrame(d.tabId, d.url);
   sawPage(d.tabId, d.frameId, d.url);
 });
 chrome.webNavigation.onHistoryStateUpdated.addListener((d) => sawPage(d.tabId, d.frameId, d.url));

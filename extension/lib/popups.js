@@ -322,29 +322,50 @@ export function workerRules(pols, firstId, self) {
   return rules;
 }
 
+/** The most initiators lingerRules name; past it they name none. */
+export const MAX_LINGER_INITIATORS = 512;
+
 /**
- * The worker rules of an owner off private addresses that has left, for a
- * while: the requests of no tab that a page of its domains started (its
- * service workers, which run on after it) stay off private addresses but
- * those it named. Only its domains' workers: another owner's come later,
- * with rules of their own. An owner that named no domain leaves none.
- * @param {Policy} pol
+ * The worker rules of the owners off private addresses that have left, for
+ * a while: the requests of no tab that a page of their domains started
+ * (their service workers, which run on after them), or a frame of another
+ * site in their tabs (sites), stay off private addresses but the hosts
+ * every one of them named. One set of rules, of one size whatever the
+ * number of owners (120 owners' rules each their own put Chrome past its
+ * limit on regex rules): their domains and sites together name the
+ * initiators. They never yield to an owner that holds a domain now:
+ * another program that named the same site, without blockPrivate, lifted
+ * the hold off the first agent's worker (red team, 2 of 2). Past
+ * MAX_LINGER_INITIATORS initiators, or when an owner's sites could not all
+ * be named (all), they name none: every worker's request of another site
+ * to a private address is held, but the extension's own (self). An owner
+ * that named no domain leaves none of its own.
+ * @param {{ pol: Policy, sites?: string[], all?: boolean }[]} gone
  * @param {number} firstId
+ * @param {string} [self] the extension's id
  * @returns {Rule[]}
  */
-export function lingerRules(pol, firstId) {
-  const domains = [...new Set(pol.domains.map(dnrDomain).filter((d) => d !== ''))];
-  if (!pol.blockPrivate || !domains.length) return [];
-  const named = [...new Set((pol.privateAllowed ?? []).map(dnrDomain).filter((d) => d !== ''))];
-  return PRIVATE_HOSTS.map((host, i) => {
+export function lingerRules(gone, firstId, self) {
+  const holders = gone.filter((g) => g.pol.blockPrivate && (g.all || g.pol.domains.some((d) => dnrDomain(d) !== '')));
+  if (!holders.length) return [];
+  const initiators = [...new Set(holders.flatMap((g) => [...g.pol.domains, ...(g.sites ?? [])].map(dnrDomain)).filter((d) => d !== ''))];
+  const all = holders.some((g) => g.all) || initiators.length > MAX_LINGER_INITIATORS;
+  const named = namedByAll(holders.map((g) => g.pol));
+  /** @type {Record<string, unknown>} */
+  const base = { isUrlFilterCaseSensitive: true, tabIds: [-1], domainType: 'thirdParty' };
+  if (!all) base.initiatorDomains = initiators;
+  else if (self) base.excludedInitiatorDomains = [self];
+  const rules = PRIVATE_HOSTS.map((host, i) => {
     /** @type {Record<string, unknown>} */
-    const cond = {
-      regexFilter: `${SCHEME}${host}${PORT_END}`, isUrlFilterCaseSensitive: true,
-      tabIds: [-1], domainType: 'thirdParty', initiatorDomains: domains,
-    };
+    const cond = { ...base, regexFilter: `${SCHEME}${host}${PORT_END}` };
     if (named.length) cond.excludedRequestDomains = named;
-    return { id: firstId + i, priority: 1, action: { type: 'block' }, condition: cond };
+    return { id: firstId + i, priority: 1, action: { type: /** @type {const} */ ('block') }, condition: cond };
   });
+  const patterns = (holders[0].pol.privateAllowed ?? []).filter((p) => named.includes(dnrDomain(p)));
+  for (const sub of namedSubdomains(patterns)) {
+    rules.push({ id: firstId + rules.length, priority: 1, action: { type: 'block' }, condition: { ...base, ...sub } });
+  }
+  return rules;
 }
 
 /**

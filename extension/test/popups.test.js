@@ -277,15 +277,49 @@ test('workerRules keep requests of no tab off private addresses of other sites w
 
 test('lingerRules keep the workers of a left owner\'s domains off private addresses, and no one else\'s', () => {
   const pol = { sharedOnly: false, domains: ['127.0.0.1'], blockPrivate: true, privateAllowed: ['127.0.0.1', '127.0.0.3'], tabs: [] };
-  assert.deepEqual(lingerRules({ ...pol, blockPrivate: false }, 100), []);
-  assert.deepEqual(lingerRules({ ...pol, domains: [] }, 100), [], 'no domains: no initiator to name');
-  const rules = lingerRules(pol, 100);
+  assert.deepEqual(lingerRules([], 100), []);
+  assert.deepEqual(lingerRules([{ pol: { ...pol, blockPrivate: false } }], 100), []);
+  assert.deepEqual(lingerRules([{ pol: { ...pol, domains: [] } }], 100), [], 'no domains: no initiator to name');
+  const rules = lingerRules([{ pol }], 100);
   assert.deepEqual(rules.map((r) => r.id), rules.map((_, i) => 100 + i));
   const req = { url: 'http://127.0.0.2:9/x', initiator: '127.0.0.1', tabId: -1, type: 'xmlhttprequest' };
   assert.equal(blocked(rules, req), true, 'its domain\'s worker to another private host');
   assert.equal(blocked(rules, { ...req, url: 'http://127.0.0.3:9/x' }), false, 'to a host it named');
   assert.equal(blocked(rules, { ...req, initiator: 'other.example' }), false, 'another site\'s worker');
   assert.equal(blocked(rules, { ...req, tabId: 3 }), false, 'a tab\'s request');
+});
+
+test('lingerRules hold the workers of the frames of a left owner\'s tabs', () => {
+  const pol = { sharedOnly: false, domains: ['127.0.0.1'], blockPrivate: true, privateAllowed: ['127.0.0.1', '127.0.0.3'], tabs: [] };
+  const rules = lingerRules([{ pol, sites: ['127.0.0.3', 'ads.example'] }], 100);
+  const req = { url: 'http://127.0.0.2:9/x', initiator: 'ads.example', tabId: -1, type: 'xmlhttprequest' };
+  assert.equal(blocked(rules, req), true, 'a framed site\'s worker');
+  assert.equal(blocked(rules, { ...req, initiator: '127.0.0.3' }), true, 'a framed private site\'s worker');
+  assert.equal(blocked(rules, { ...req, initiator: 'other.example' }), false, 'another site\'s worker');
+  // Sites it could not name: every worker but the extension's.
+  const all = lingerRules([{ pol, all: true }], 100, 'abcdefghijklmnop');
+  assert.equal(blocked(all, { ...req, initiator: 'other.example' }), true, 'any site\'s worker');
+  assert.equal(blocked(all, { ...req, initiator: 'abcdefghijklmnop' }), false, 'the extension\'s own');
+});
+
+test('lingerRules of many owners are of one size and let through only what all named', () => {
+  const pol = (/** @type {string} */ d, /** @type {string[]} */ named) => ({ sharedOnly: false, domains: [d], blockPrivate: true, privateAllowed: named });
+  const one = lingerRules([{ pol: pol('a.example', ['127.0.0.1']) }], 100);
+  const many = lingerRules(Array.from({ length: 120 }, (_, i) => ({ pol: pol(`s${i}.example`, ['127.0.0.1']), sites: [`f${i}.example`] })), 100);
+  assert.equal(many.length, one.length, 'no more rules for more owners');
+  const req = { url: 'http://127.0.0.2:9/x', initiator: 's0.example', tabId: -1, type: 'xmlhttprequest' };
+  assert.equal(blocked(many, req), true, 'the first owner\'s worker');
+  assert.equal(blocked(many, { ...req, initiator: 's119.example' }), true, 'the last owner\'s worker');
+  assert.equal(blocked(many, { ...req, initiator: 'f7.example' }), true, 'a frame\'s worker');
+  assert.equal(blocked(many, { ...req, url: 'http://127.0.0.1:9/x' }), false, 'a host every owner named');
+  const mixed = lingerRules([{ pol: pol('a.example', ['127.0.0.1', '127.0.0.2']) }, { pol: pol('b.example', ['127.0.0.1']) }], 100);
+  assert.equal(blocked(mixed, { ...req, initiator: 'a.example' }), true, 'a host only one owner named');
+  assert.equal(blocked(mixed, { ...req, initiator: 'a.example', url: 'http://127.0.0.1:9/x' }), false, 'a host both named');
+  // Past the bound, every worker.
+  const over = lingerRules(Array.from({ length: 20 }, (_, i) => ({ pol: pol(`s${i}.example`, []), sites: Array.from({ length: 32 }, (_, j) => `f${i}-${j}.example`) })), 100, 'abcdefghijklmnop');
+  assert.equal(over.length, one.length);
+  assert.equal(blocked(over, { ...req, initiator: 'other.example' }), true, 'past the bound, any site\'s worker');
+  assert.equal(blocked(over, { ...req, initiator: 'abcdefghijklmnop' }), false, 'but the extension\'s');
 });
 
 test('the relay\'s transfer channel stays open to the tabs the rules keep off private addresses', () => {
