@@ -246,7 +246,18 @@ function dropOwner(owner) {
  */
 function allWorkerRules(firstId, pols = [...owners.values()]) {
   const rules = workerRules(pols, firstId, chrome.runtime.id);
-  return rules.concat(lingerRules([...lingering.values()], firstId + rules.length, chrome.runtime.id));
+  // A domain whose workers an owner holds off private addresses now goes by
+  // that owner's rules: a later agent of the same site reached none of the
+  // hosts its own policy named while one that left lingered (CI, the MCP
+  // tests of cmd/livetab). An owner that holds no worker takes no hold away
+  // (TestRedTeamOtherPolicyLiftsTheLingerHold).
+  const held = new Set(pols.filter((p) => p.blockPrivate).flatMap((p) => p.domains.map(dnrDomain)));
+  const gone = [...lingering.values()].map((l) => ({
+    ...l,
+    pol: { ...l.pol, domains: l.pol.domains.filter((d) => !held.has(dnrDomain(d))) },
+    sites: (l.sites ?? []).filter((s) => !held.has(dnrDomain(s))),
+  }));
+  return rules.concat(lingerRules(gone, firstId + rules.length, chrome.runtime.id, [...held].filter((d) => d !== '')));
 }
 /**
  * Tabs opened for an owner whose policy holds its tabs, by owner, until

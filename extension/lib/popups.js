@@ -343,9 +343,11 @@ export const MAX_LINGER_INITIATORS = 512;
  * @param {{ pol: Policy, sites?: string[], all?: boolean }[]} gone
  * @param {number} firstId
  * @param {string} [self] the extension's id
+ * @param {string[]} [yielded] DNR domains whose workers go by a current
+ *   owner's rules, left out also when the rules name no initiator
  * @returns {Rule[]}
  */
-export function lingerRules(gone, firstId, self) {
+export function lingerRules(gone, firstId, self, yielded = []) {
   const holders = gone.filter((g) => g.pol.blockPrivate && (g.all || g.pol.domains.some((d) => dnrDomain(d) !== '')));
   if (!holders.length) return [];
   const initiators = [...new Set(holders.flatMap((g) => [...g.pol.domains, ...(g.sites ?? [])].map(dnrDomain)).filter((d) => d !== ''))];
@@ -354,7 +356,7 @@ export function lingerRules(gone, firstId, self) {
   /** @type {Record<string, unknown>} */
   const base = { isUrlFilterCaseSensitive: true, tabIds: [-1], domainType: 'thirdParty' };
   if (!all) base.initiatorDomains = initiators;
-  else if (self) base.excludedInitiatorDomains = [self];
+  else if (self || yielded.length) base.excludedInitiatorDomains = [...(self ? [self] : []), ...yielded];
   const rules = PRIVATE_HOSTS.map((host, i) => {
     /** @type {Record<string, unknown>} */
     const cond = { ...base, regexFilter: `${SCHEME}${host}${PORT_END}` };
