@@ -52,7 +52,9 @@ func (c *rawClient) attach(targetID string) string {
 func (c *rawClient) eval(session, expr string) string {
 	c.t.Helper()
 	var last error
-	for range 100 {
+	// At most a minute in all: each call waits up to c.bound, and a tab that
+	// never answers held one test for 33 minutes, past go test's timeout.
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); {
 		r, err := c.call(session, "Runtime.evaluate", map[string]any{"expression": expr, "userGesture": true, "returnByValue": true, "awaitPromise": true})
 		if err == nil {
 			var v struct {
