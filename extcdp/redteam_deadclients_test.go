@@ -42,19 +42,28 @@ func nodeClient(t *testing.T, cdpURL, js string, extraEnv ...string) *exec.Cmd {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	ready := make(chan error, 1)
+	ready := make(chan error, 2)
+	read := make(chan struct{})
+	// The reader logs through t: it must be done before the test is.
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); <-read })
 	go func() {
+		defer close(read)
 		sc := bufio.NewScanner(out)
 		var lines []string
 		for sc.Scan() {
 			t.Logf("node: %s", sc.Text())
 			if strings.Contains(sc.Text(), "READY") {
-				ready <- nil
+				select {
+				case ready <- nil:
+				default:
+				}
 			}
 			lines = append(lines, sc.Text())
 		}
-		ready <- fmt.Errorf("node ended before READY: %s", strings.Join(lines, "\n"))
+		select {
+		case ready <- fmt.Errorf("node ended before READY: %s", strings.Join(lines, "\n")):
+		default:
+		}
 	}()
 	select {
 	case err := <-ready:
